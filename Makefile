@@ -1,0 +1,44 @@
+# gup-pin-kunit: entry points. See README.md.
+#
+#   make test    build the KUnit kernel and run the suites in QEMU
+#   make check   the project's tests (tools, series, checkpatch, W=1, suite)
+#
+# Variables: FILTER='gup_pin.try_grab*' (kunit.py filter glob),
+# KERNEL_ARGS='a=b c=d' (extra kernel command line), JOBS=N.
+
+PY ?= python3
+FILTER ?=
+KERNEL_ARGS ?=
+JOBS ?=
+
+RUN_ARGS = $(FILTER) $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a)) \
+	   $(if $(JOBS),--jobs=$(JOBS))
+
+.PHONY: help deps tree test check series clean distclean
+
+help:
+	@sed -n 's/^#   //p' Makefile
+	@echo "  make tree    only prepare build/linux (unpack, patches, kunit/)"
+	@echo "  make series  export the series with the tests to results/series"
+	@echo "  make clean   remove results/ and the build directories"
+
+deps:
+	@sh tools/deps
+
+tree: deps
+	@$(PY) tools/prepare_tree.py
+
+test: deps
+	@$(PY) tools/run_suite.py $(RUN_ARGS)
+
+check: deps
+	@$(PY) tools/check.py $(if $(FILTER),--filter=$(FILTER))
+
+series: deps
+	@$(PY) tools/export_series.py
+
+clean:
+	rm -rf results build/kunit-x86_64 build/w1-x86_64 build/am-check
+
+distclean:
+	rm -rf results build

@@ -1,0 +1,1417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of FOLL_PIN accounting in mm/gup.c.
+ *
+ * This file is #included at the end of mm/gup.c (CONFIG_GUP_KUNIT_TEST), so
+ * that it can call gup_put_folio() and the other static helpers directly.
+ * It is not built on its own.
+ *
+ * Suites:
+ *
+ * gup_pin: try_grab_page(), try_grab_folio() and gup_put_folio() on folios
+ *   that the test allocates itself (order 0 up to MAX_ORDER - 1, the zero
+ *   page): the exact refcount, compound pincount and NR_FOLL_PIN_ACQUIRED /
+ *   NR_FOLL_PIN_RELEASED deltas of every grab and put, the
+ *   GUP_PIN_COUNTING_BIAS arithmetic of any interleaving of gets and pins,
+ *   folio_maybe_dma_pinned() at its boundaries, is_longterm_pinnable_page(),
+ *   the unpin_user_page*() family with batching and dirtying, and
+ *   concurrent pinning.
+ *
+ * gup_pin_warn: the cases that make mm/gup.c WARN on purpose (refused grabs
+ *   of a folio whose refcount is zero or negative, refcount overflow). Each
+ *   declares the warning it provokes and checks that exactly that many
+ *   appeared on the console.
+ *
+ * gup_pin_selftest: not a test of the kernel but of the harness: under the
+ *   boot parameter gup.kunit_selftest=panic|oops|hang it crashes or hangs
+ *   the kernel, so that the harness can show it reports that as a failure.
+ *   It is not part of the normal run (its suite name does not match the
+ *   default filter) and does nothing without the parameter.
+ *
+ * Every case restores what it changed: each folio is a KUnit resource whose
+ * release drops the references and pins that the case still holds, and
+ * frees the folio only if its counts are then back to a single reference,
+ * so that a broken kernel shows up as failed expectations, not as a "Bad
+ * page state" in a later case.
+ */
+
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/moduleparam.h>
+#include <linux/page-isolation.h>
+#include <linux/prandom.h>
+#include <linux/vmstat.h>
+#include <trace/events/printk.h>
+
+/* ------------------------------------------------------------------ */
+/* Counters                                                            */
+/* ------------------------------------------------------------------ */
+
+static long gup_kunit_node_stat_once(enum node_stat_item item)
+{
+	struct pglist_data *pgdat;
+	long sum = 0;
+	int cpu;
+
+	for_each_online_pgdat(pgdat) {
+		sum += atomic_long_read(&pgdat->vm_stat[item]);
+		for_each_possible_cpu(cpu)
+			sum += per_cpu_ptr(pgdat->per_cpu_nodestats,
+					   cpu)->vm_node_stat_diff[item];
+	}
+	return sum;
+}
+
+/**
+ * gup_kunit_node_stat() - exact value of a node vmstat item, all nodes.
+ * @item: the node_stat_item to read.
+ *
+ * global_node_page_state() lags by the per-cpu deltas. Sum the node
+ * counters and every CPU's delta instead. A concurrent fold of a delta
+ * into the node counter can make one such sum miss the delta, so sum until
+ * two consecutive sums agree.
+ *
+ * Return: the counter's exact value.
+ */
+static long gup_kunit_node_stat(enum node_stat_item item)
+{
+	long a, b = gup_kunit_node_stat_once(item);
+
+	do {
+		a = b;
+		b = gup_kunit_node_stat_once(item);
+	} while (a != b);
+	return a;
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshots of a folio's pin state                                    */
+/* ------------------------------------------------------------------ */
+
+struct gup_kunit_snap {
+	int ref;
+	int pincount;		/* -1 for small folios, which have none */
+	long acquired;
+	long released;
+};
+
+static void gup_kunit_snap(struct folio *folio, struct gup_kunit_snap *s)
+{
+	s->ref = folio_ref_count(folio);
+	s->pincount = folio_test_large(folio) ?
+		atomic_read(folio_pincount_ptr(folio)) : -1;
+	s->acquired = gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED);
+	s->released = gup_kunit_node_stat(NR_FOLL_PIN_RELEASED);
+}
+
+/*
+ * Expect the folio to differ from snapshot @s by exactly @dref references
+ * and @dpin compound pincount (ignored for small folios, which have none).
+ * Macros, so that a failure names the line of the case.
+ */
+#define GUP_KUNIT_EXPECT_FOLIO(test, folio, s, dref, dpin)		\
+	gup_kunit_expect_folio(test, folio, s, dref, dpin, __LINE__)
+
+static void gup_kunit_expect_folio(struct kunit *test, struct folio *folio,
+				   const struct gup_kunit_snap *s, long dref,
+				   long dpin, int line)
+{
+	int ref = folio_ref_count(folio);
+
+	KUNIT_EXPECT_EQ_MSG(test, (long)ref - s->ref, dref,
+			    "line %d: refcount %d, was %d", line, ref, s->ref);
+	if (s->pincount >= 0) {
+		int pin = atomic_read(folio_pincount_ptr(folio));
+
+		KUNIT_EXPECT_EQ_MSG(test, (long)pin - s->pincount, dpin,
+				    "line %d: pincount %d, was %d", line, pin,
+				    s->pincount);
+	}
+}
+
+/*
+ * Expect NR_FOLL_PIN_ACQUIRED / NR_FOLL_PIN_RELEASED to have moved by
+ * exactly @dacq / @drel since snapshot @s. The counters are global, so a
+ * case that uses several folios checks them once, from one snapshot.
+ */
+#define GUP_KUNIT_EXPECT_COUNTERS(test, s, dacq, drel)			\
+	gup_kunit_expect_counters(test, s, dacq, drel, __LINE__)
+
+static void gup_kunit_expect_counters(struct kunit *test,
+				      const struct gup_kunit_snap *s,
+				      long dacq, long drel, int line)
+{
+	KUNIT_EXPECT_EQ_MSG(test, gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED) -
+			    s->acquired, dacq,
+			    "line %d: NR_FOLL_PIN_ACQUIRED delta", line);
+	KUNIT_EXPECT_EQ_MSG(test, gup_kunit_node_stat(NR_FOLL_PIN_RELEASED) -
+			    s->released, drel,
+			    "line %d: NR_FOLL_PIN_RELEASED delta", line);
+}
+
+/*
+ * Both of the above, for a case with a single folio. The helpers report
+ * the line of the case that called them (KUnit reports the helper's own).
+ */
+#define GUP_KUNIT_EXPECT_DELTA(test, folio, s, dref, dpin, dacq, drel)	\
+	gup_kunit_expect_delta(test, folio, s, dref, dpin, dacq, drel, __LINE__)
+
+static void gup_kunit_expect_delta(struct kunit *test, struct folio *folio,
+				   const struct gup_kunit_snap *s, long dref,
+				   long dpin, long dacq, long drel, int line)
+{
+	gup_kunit_expect_folio(test, folio, s, dref, dpin, line);
+	gup_kunit_expect_counters(test, s, dacq, drel, line);
+}
+
+/* ------------------------------------------------------------------ */
+/* Folios owned by a case                                              */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct gup_kunit_folio - a folio allocated by a case, as a KUnit resource.
+ * @folio: the folio.
+ * @pins: FOLL_PIN references the case holds and has not released.
+ * @gets: plain references the case holds and has not released.
+ *
+ * A case updates @pins and @gets whenever it grabs or puts, so that the
+ * release function can undo exactly what is still outstanding, however
+ * the case ended.
+ */
+struct gup_kunit_folio {
+	struct folio *folio;
+	long pins;
+	long gets;
+};
+
+static int gup_kunit_folio_init(struct kunit_resource *res, void *context)
+{
+	unsigned int order = (unsigned long)context;
+	struct gup_kunit_folio *f;
+	struct page *page;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return -ENOMEM;
+	if (order)
+		page = alloc_pages(GFP_KERNEL | __GFP_COMP | __GFP_NOWARN,
+				   order);
+	else
+		page = alloc_page(GFP_KERNEL);
+	if (!page) {
+		kfree(f);
+		return -ENOMEM;
+	}
+	f->folio = page_folio(page);
+	res->data = f;
+	return 0;
+}
+
+static void gup_kunit_folio_release(struct kunit_resource *res)
+{
+	struct gup_kunit_folio *f = res->data;
+	struct folio *folio = f->folio;
+
+	if (f->pins)
+		gup_put_folio(folio, f->pins, FOLL_PIN);
+	if (f->gets)
+		folio_put_refs(folio, f->gets);
+	folio_clear_dirty(folio);
+	if (folio_ref_count(folio) == 1 &&
+	    (!folio_test_large(folio) ||
+	     !atomic_read(folio_pincount_ptr(folio))))
+		folio_put(folio);
+	else
+		pr_err("gup_kunit: leaking folio pfn %#lx: ref %d pincount %d\n",
+		       folio_pfn(folio), folio_ref_count(folio),
+		       folio_test_large(folio) ?
+		       atomic_read(folio_pincount_ptr(folio)) : 0);
+	kfree(f);
+}
+
+static struct gup_kunit_folio *gup_kunit_alloc(struct kunit *test,
+					       unsigned int order)
+{
+	struct gup_kunit_folio *f;
+
+	f = kunit_alloc_resource(test, gup_kunit_folio_init,
+				 gup_kunit_folio_release, GFP_KERNEL,
+				 (void *)(unsigned long)order);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, f, "order-%u folio", order);
+	return f;
+}
+
+/*
+ * try_grab_folio() is called from GUP-fast with interrupts disabled, and
+ * folio_ref_try_add_rcu() insists on an atomic context on some configs.
+ */
+static struct folio *gup_kunit_try_grab_folio(struct page *page, int refs,
+					      unsigned int flags)
+{
+	unsigned long irqflags;
+	struct folio *folio;
+
+	local_irq_save(irqflags);
+	folio = try_grab_folio(page, refs, flags);
+	local_irq_restore(irqflags);
+	return folio;
+}
+
+/* ------------------------------------------------------------------ */
+/* Parameters                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Folio orders: small, the smallest large ones, PMD order, the largest. */
+static const unsigned int gup_kunit_orders[] = {
+	0, 1, 2, PMD_SHIFT - PAGE_SHIFT, MAX_ORDER - 1,
+};
+
+static void gup_kunit_order_desc(const unsigned int *order, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %u", *order);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_order, gup_kunit_orders, gup_kunit_order_desc);
+
+static const unsigned int gup_kunit_large_orders[] = {
+	1, 2, 3, PMD_SHIFT - PAGE_SHIFT, MAX_ORDER - 1,
+};
+
+KUNIT_ARRAY_PARAM(gup_kunit_large_order, gup_kunit_large_orders,
+		  gup_kunit_order_desc);
+
+/* A large folio, grabbed through the head, a middle or the last page. */
+struct gup_kunit_grab_case {
+	unsigned int order;
+	int refs;
+	bool last;		/* grab through the last tail page */
+};
+
+static const struct gup_kunit_grab_case gup_kunit_grab_cases[] = {
+	{ 0, 1, false }, { 0, 3, false },
+	{ 1, 1, false }, { 1, 1, true }, { 2, 5, true },
+	{ PMD_SHIFT - PAGE_SHIFT, 1, false },
+	{ PMD_SHIFT - PAGE_SHIFT, 512, true },
+	{ MAX_ORDER - 1, 1, true }, { MAX_ORDER - 1, 7, false },
+};
+
+static void gup_kunit_grab_desc(const struct gup_kunit_grab_case *c,
+				char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %u refs %d via %s page",
+		 c->order, c->refs, c->last ? "last" : "head");
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_grab, gup_kunit_grab_cases, gup_kunit_grab_desc);
+
+static struct page *gup_kunit_grab_page(struct gup_kunit_folio *f, bool last)
+{
+	return folio_page(f->folio, last ? folio_nr_pages(f->folio) - 1 : 0);
+}
+
+/* Pin accounting of @refs pins: what a pin adds to the folio's refcount. */
+static long gup_kunit_pin_refs(struct folio *folio, long refs)
+{
+	return folio_test_large(folio) ? refs : refs * GUP_PIN_COUNTING_BIAS;
+}
+
+/* ------------------------------------------------------------------ */
+/* try_grab_page()                                                     */
+/* ------------------------------------------------------------------ */
+
+/* FOLL_GET takes one plain reference, on folios of any order, no pin. */
+static void try_grab_page_get_adds_one_reference(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_ASSERT_TRUE(test, try_grab_page(gup_kunit_grab_page(f, true),
+					      FOLL_GET));
+	f->gets++;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 1, 0, 0, 0);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(f->folio));
+}
+
+/* FOLL_PIN on an order-0 folio adds GUP_PIN_COUNTING_BIAS references. */
+static void try_grab_page_pin_small_folio_adds_bias(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_ASSERT_TRUE(test, try_grab_page(&f->folio->page, FOLL_PIN));
+	f->pins++;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, GUP_PIN_COUNTING_BIAS, 0,
+			       1, 0);
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+}
+
+/*
+ * FOLL_PIN on a large folio, through its head or a tail page, adds one
+ * reference and one exact pincount to the folio.
+ */
+static void try_grab_page_pin_large_folio_counts_exactly(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct gup_kunit_snap s;
+	bool last;
+
+	for (last = false; ; last = true) {
+		gup_kunit_snap(f->folio, &s);
+		KUNIT_ASSERT_TRUE(test,
+				  try_grab_page(gup_kunit_grab_page(f, last),
+						FOLL_PIN));
+		f->pins++;
+		GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 1, 1, 1, 0);
+		if (last)
+			break;
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(folio_pincount_ptr(f->folio)), 2);
+}
+
+/* Neither FOLL_GET nor FOLL_PIN: success, and nothing changes. */
+static void try_grab_page_without_flags_changes_nothing(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_EXPECT_TRUE(test, try_grab_page(gup_kunit_grab_page(f, true), 0));
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+}
+
+/* Pinning the zero page succeeds without touching it or the counters. */
+static void try_grab_page_pin_zero_page_changes_nothing(struct kunit *test)
+{
+	struct folio *zero = page_folio(ZERO_PAGE(0));
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(zero, &s);
+	KUNIT_EXPECT_TRUE(test, try_grab_page(ZERO_PAGE(0), FOLL_PIN));
+	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
+	/* Nothing to undo: unpinning the zero page is a no-op too. */
+}
+
+/* ------------------------------------------------------------------ */
+/* try_grab_folio()                                                    */
+/* ------------------------------------------------------------------ */
+
+/* FOLL_GET with refs = N adds N plain references, whatever the order. */
+static void try_grab_folio_get_adds_refs(struct kunit *test)
+{
+	const struct gup_kunit_grab_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_ASSERT_PTR_EQ(test,
+			    gup_kunit_try_grab_folio(gup_kunit_grab_page(f, c->last),
+						     c->refs, FOLL_GET),
+			    f->folio);
+	f->gets += c->refs;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, c->refs, 0, 0, 0);
+}
+
+/*
+ * FOLL_PIN with refs = N: N * GUP_PIN_COUNTING_BIAS references on a small
+ * folio; N references and N pincount on a large one; N pins counted.
+ */
+static void try_grab_folio_pin_adds_refs(struct kunit *test)
+{
+	const struct gup_kunit_grab_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_ASSERT_PTR_EQ(test,
+			    gup_kunit_try_grab_folio(gup_kunit_grab_page(f, c->last),
+						     c->refs, FOLL_PIN),
+			    f->folio);
+	f->pins += c->refs;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s,
+			       gup_kunit_pin_refs(f->folio, c->refs), c->refs,
+			       c->refs, 0);
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+}
+
+/* Pinning the zero page returns its folio, untouched and not counted. */
+static void try_grab_folio_pin_zero_page_changes_nothing(struct kunit *test)
+{
+	struct folio *zero = page_folio(ZERO_PAGE(0));
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(zero, &s);
+	KUNIT_EXPECT_PTR_EQ(test,
+			    gup_kunit_try_grab_folio(ZERO_PAGE(0), 3, FOLL_PIN),
+			    zero);
+	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
+}
+
+/*
+ * A folio whose refcount is zero is being freed: try_grab_folio() must
+ * refuse it (folio_ref_try_add_rcu() fails) and change nothing.
+ */
+static void try_grab_folio_refuses_zero_refcount(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct page *page = gup_kunit_grab_page(f, true);
+	struct folio *got_pin, *got_get;
+	struct gup_kunit_snap s;
+
+	folio_ref_dec(f->folio);		/* forge a free folio */
+	gup_kunit_snap(f->folio, &s);
+	got_pin = gup_kunit_try_grab_folio(page, 1, FOLL_PIN);
+	got_get = gup_kunit_try_grab_folio(page, 1, FOLL_GET);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+	/* Undo whatever a broken kernel did, then restore the reference. */
+	if (got_pin)
+		f->pins++;
+	if (got_get)
+		f->gets++;
+	folio_ref_inc(f->folio);
+	KUNIT_EXPECT_NULL(test, got_pin);
+	KUNIT_EXPECT_NULL(test, got_get);
+}
+
+/*
+ * Pageblock migratetypes that forbid long-term pins. The whole pageblock
+ * belongs to the case (a pageblock-order folio), so changing its type
+ * cannot misfile free pages; the type is restored under the zone lock.
+ */
+struct gup_kunit_mt_case {
+	const char *name;
+	int migratetype;
+	bool pinnable;
+};
+
+static const struct gup_kunit_mt_case gup_kunit_mt_cases[] = {
+	{ "MIGRATE_MOVABLE", MIGRATE_MOVABLE, true },
+	{ "MIGRATE_UNMOVABLE", MIGRATE_UNMOVABLE, true },
+#ifdef CONFIG_CMA
+	{ "MIGRATE_CMA", MIGRATE_CMA, false },
+#endif
+#ifdef CONFIG_MEMORY_ISOLATION
+	{ "MIGRATE_ISOLATE", MIGRATE_ISOLATE, false },
+#endif
+};
+
+static void gup_kunit_mt_desc(const struct gup_kunit_mt_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_mt, gup_kunit_mt_cases, gup_kunit_mt_desc);
+
+static int gup_kunit_set_mt(struct page *page, int mt)
+{
+	struct zone *zone = page_zone(page);
+	unsigned long flags;
+	int old;
+
+	spin_lock_irqsave(&zone->lock, flags);
+	old = get_pageblock_migratetype(page);
+	set_pageblock_migratetype(page, mt);
+	spin_unlock_irqrestore(&zone->lock, flags);
+	return old;
+}
+
+static struct gup_kunit_folio *gup_kunit_alloc_pageblock(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, pageblock_order);
+
+	KUNIT_ASSERT_EQ(test, folio_pfn(f->folio) % pageblock_nr_pages, 0UL);
+	if (folio_zonenum(f->folio) == ZONE_MOVABLE)
+		kunit_skip(test, "pageblock landed in ZONE_MOVABLE");
+	return f;
+}
+
+/* is_longterm_pinnable_page() by pageblock migratetype in a normal zone. */
+static void is_longterm_pinnable_page_by_migratetype(struct kunit *test)
+{
+	const struct gup_kunit_mt_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc_pageblock(test);
+	struct page *page = gup_kunit_grab_page(f, true);
+	bool pinnable;
+	int old;
+
+	old = gup_kunit_set_mt(page, c->migratetype);
+	pinnable = is_longterm_pinnable_page(page);
+	gup_kunit_set_mt(page, old);
+	KUNIT_EXPECT_EQ(test, pinnable, c->pinnable);
+}
+
+/* The zero page may always be "pinned" long-term: pins of it are no-ops. */
+static void is_longterm_pinnable_page_zero_page(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, is_longterm_pinnable_page(ZERO_PAGE(0)));
+}
+
+/* Pages of ZONE_MOVABLE must be migrated before a long-term pin. */
+static void is_longterm_pinnable_page_movable_zone(struct kunit *test)
+{
+	struct page *page = alloc_page(GFP_HIGHUSER_MOVABLE | __GFP_NOWARN);
+	bool zone_movable, pinnable;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	zone_movable = page_zonenum(page) == ZONE_MOVABLE;
+	pinnable = is_longterm_pinnable_page(page);
+	__free_page(page);
+	if (!zone_movable)
+		kunit_skip(test, "no ZONE_MOVABLE (boot with movablecore=)");
+	KUNIT_EXPECT_FALSE(test, pinnable);
+}
+
+/*
+ * GUP-fast may not pin long-term a page that must first be migrated:
+ * try_grab_folio(FOLL_PIN | FOLL_LONGTERM) refuses it, changing nothing,
+ * while a short-term pin of the same page is granted.
+ */
+static void try_grab_folio_longterm_refuses_unpinnable(struct kunit *test)
+{
+	const struct gup_kunit_mt_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc_pageblock(test);
+	struct page *page = gup_kunit_grab_page(f, true);
+	struct folio *longterm, *shortterm;
+	struct gup_kunit_snap s;
+	int old;
+
+	old = gup_kunit_set_mt(page, c->migratetype);
+	gup_kunit_snap(f->folio, &s);
+	longterm = gup_kunit_try_grab_folio(page, 1, FOLL_PIN | FOLL_LONGTERM);
+	if (longterm)
+		f->pins++;
+	gup_kunit_set_mt(page, old);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, c->pinnable ? 1 : 0,
+			       c->pinnable ? 1 : 0, c->pinnable ? 1 : 0, 0);
+	KUNIT_EXPECT_EQ(test, !!longterm, c->pinnable);
+
+	shortterm = gup_kunit_try_grab_folio(page, 1, FOLL_PIN);
+	if (shortterm)
+		f->pins++;
+	KUNIT_EXPECT_PTR_EQ(test, shortterm, f->folio);
+}
+
+/* ------------------------------------------------------------------ */
+/* gup_put_folio()                                                     */
+/* ------------------------------------------------------------------ */
+
+/* gup_put_folio(refs = N) is the exact inverse of try_grab_folio(N). */
+static void gup_put_folio_undoes_grab(struct kunit *test)
+{
+	const struct gup_kunit_grab_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	struct page *page = gup_kunit_grab_page(f, c->last);
+	struct gup_kunit_snap s;
+	unsigned int flags[] = { FOLL_PIN, FOLL_GET };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		gup_kunit_snap(f->folio, &s);
+		KUNIT_ASSERT_PTR_EQ(test,
+				    gup_kunit_try_grab_folio(page, c->refs,
+							     flags[i]),
+				    f->folio);
+		gup_put_folio(f->folio, c->refs, flags[i]);
+		GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0,
+				       flags[i] == FOLL_PIN ? c->refs : 0,
+				       flags[i] == FOLL_PIN ? c->refs : 0);
+	}
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(f->folio));
+}
+
+/* Unpinning the zero folio is a no-op: it was never pinned. */
+static void gup_put_folio_zero_folio_is_noop(struct kunit *test)
+{
+	struct folio *zero = page_folio(ZERO_PAGE(0));
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(zero, &s);
+	gup_put_folio(zero, 5, FOLL_PIN);
+	unpin_user_page(ZERO_PAGE(0));
+	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
+}
+
+/*
+ * The put that drops the last reference frees the folio: pin a folio the
+ * case then releases, so that only the pin holds it, and unpin. Preemption
+ * stays off so the freed page cannot be reallocated before it is looked at.
+ */
+static void gup_put_folio_final_put_frees_folio(struct kunit *test)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+	struct folio *folio;
+	long acquired, released;
+	int ref_pinned, ref_after;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	folio = page_folio(page);
+	acquired = gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED);
+	released = gup_kunit_node_stat(NR_FOLL_PIN_RELEASED);
+	if (!try_grab_page(page, FOLL_PIN)) {
+		__free_page(page);
+		KUNIT_FAIL(test, "try_grab_page(FOLL_PIN) refused a new page");
+		return;
+	}
+	preempt_disable();
+	folio_put(folio);		/* the pin is now the only holder */
+	ref_pinned = folio_ref_count(folio);
+	gup_put_folio(folio, 1, FOLL_PIN);
+	ref_after = folio_ref_count(folio);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, ref_pinned, (int)GUP_PIN_COUNTING_BIAS);
+	KUNIT_EXPECT_EQ(test, ref_after, 0);
+	KUNIT_EXPECT_EQ(test, gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED) -
+			acquired, 1L);
+	KUNIT_EXPECT_EQ(test, gup_kunit_node_stat(NR_FOLL_PIN_RELEASED) -
+			released, 1L);
+}
+
+/* ------------------------------------------------------------------ */
+/* GUP_PIN_COUNTING_BIAS arithmetic                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Interleavings of gets (G), pins (P), puts of a get (g) and unpins (p),
+ * applied through try_grab_page() and gup_put_folio().
+ */
+struct gup_kunit_seq_case {
+	unsigned int order;
+	const char *ops;
+};
+
+static const struct gup_kunit_seq_case gup_kunit_seq_cases[] = {
+	{ 0, "PPP" }, { 0, "GPGP" }, { 0, "PGgP" }, { 0, "GGGPpPgg" },
+	{ 0, "PPPPpppp" }, { 2, "PPP" }, { 2, "GPGP" }, { 2, "PGgPpp" },
+	{ PMD_SHIFT - PAGE_SHIFT, "GPPgGpP" },
+};
+
+static void gup_kunit_seq_desc(const struct gup_kunit_seq_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %u %s", c->order, c->ops);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_seq, gup_kunit_seq_cases, gup_kunit_seq_desc);
+
+/*
+ * Apply one operation; return false (and fail) if the kernel refused it.
+ * The expected state is base + pins * bias + gets (small folios) or
+ * base + pins + gets with pincount == pins (large folios).
+ */
+static bool gup_kunit_apply(struct kunit *test, struct gup_kunit_folio *f,
+			    char op, struct page *page)
+{
+	switch (op) {
+	case 'G':
+		if (!try_grab_page(page, FOLL_GET))
+			return false;
+		f->gets++;
+		break;
+	case 'P':
+		if (!try_grab_page(page, FOLL_PIN))
+			return false;
+		f->pins++;
+		break;
+	case 'g':
+		gup_put_folio(f->folio, 1, FOLL_GET);
+		f->gets--;
+		break;
+	case 'p':
+		unpin_user_page(page);
+		f->pins--;
+		break;
+	}
+	return true;
+}
+
+static bool gup_kunit_state_is(struct kunit *test, struct gup_kunit_folio *f,
+			       const struct gup_kunit_snap *base,
+			       const char *what, int step)
+{
+	struct folio *folio = f->folio;
+	long ref = (long)base->ref + gup_kunit_pin_refs(folio, f->pins) +
+		   f->gets;
+	long pincount = folio_test_large(folio) ? f->pins : -1;
+	long now_pincount = folio_test_large(folio) ?
+		atomic_read(folio_pincount_ptr(folio)) : -1;
+
+	if (folio_ref_count(folio) == ref && now_pincount == pincount)
+		return true;
+	KUNIT_FAIL(test, "%s step %d: ref %d pincount %ld, want %ld %ld (pins %ld gets %ld)",
+		   what, step, folio_ref_count(folio), now_pincount, ref,
+		   pincount, f->pins, f->gets);
+	return false;
+}
+
+/* Every interleaving in the table lands exactly, step by step. */
+static void pin_bias_interleavings_land_exactly(struct kunit *test)
+{
+	const struct gup_kunit_seq_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	struct page *page = gup_kunit_grab_page(f, true);
+	struct gup_kunit_snap base;
+	const char *op;
+	long pins = 0;
+
+	gup_kunit_snap(f->folio, &base);
+	for (op = c->ops; *op; op++) {
+		KUNIT_ASSERT_TRUE(test, gup_kunit_apply(test, f, *op, page));
+		pins += *op == 'P';
+		if (!gup_kunit_state_is(test, f, &base, c->ops, op - c->ops))
+			return;
+	}
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &base,
+			       gup_kunit_pin_refs(f->folio, f->pins) + f->gets,
+			       f->pins, pins, pins - f->pins);
+}
+
+#define GUP_KUNIT_RANDOM_OPS	2000
+
+/*
+ * A seeded pseudo-random walk of GUP_KUNIT_RANDOM_OPS gets, pins, puts and
+ * unpins on each order, checked after every step, then unwound in a
+ * pseudo-random order back to the base state. The seed is fixed, so a
+ * failure is reproducible; it is printed with the failure.
+ */
+static void pin_bias_random_walk_lands_exactly(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct page *page = gup_kunit_grab_page(f, true);
+	struct gup_kunit_snap base;
+	struct rnd_state rnd;
+	const u64 seed = 0x6775705f70696eULL + *order;	/* "gup_pin" */
+	int i;
+
+	prandom_seed_state(&rnd, seed);
+	gup_kunit_snap(f->folio, &base);
+	for (i = 0; i < GUP_KUNIT_RANDOM_OPS; i++) {
+		u32 r = prandom_u32_state(&rnd) % 4;
+		char op = "GPgp"[r];
+
+		if ((op == 'g' && !f->gets) || (op == 'p' && !f->pins))
+			op = op == 'g' ? 'G' : 'P';
+		KUNIT_ASSERT_TRUE_MSG(test, gup_kunit_apply(test, f, op, page),
+				      "seed %llx step %d", seed, i);
+		if (!gup_kunit_state_is(test, f, &base, "walk", i))
+			return;
+	}
+	/* Unwind in random order. */
+	for (i = 0; f->pins || f->gets; i++) {
+		bool unpin = f->pins && (!f->gets ||
+					 (prandom_u32_state(&rnd) & 1));
+
+		gup_kunit_apply(test, f, unpin ? 'p' : 'g', page);
+		if (!gup_kunit_state_is(test, f, &base, "unwind", i))
+			return;
+	}
+	KUNIT_EXPECT_EQ(test, folio_ref_count(f->folio), base.ref);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(f->folio));
+}
+
+/* ------------------------------------------------------------------ */
+/* folio_maybe_dma_pinned()                                            */
+/* ------------------------------------------------------------------ */
+
+/* false when never pinned, true after one pin, false after its unpin. */
+static void folio_maybe_dma_pinned_follows_one_pin(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct page *page = gup_kunit_grab_page(f, true);
+
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(f->folio));
+	KUNIT_EXPECT_FALSE(test, page_maybe_dma_pinned(page));
+	KUNIT_ASSERT_TRUE(test, try_grab_page(page, FOLL_PIN));
+	f->pins++;
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(page));
+	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(&f->folio->page));
+	unpin_user_page(page);
+	f->pins--;
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(f->folio));
+	KUNIT_EXPECT_FALSE(test, page_maybe_dma_pinned(page));
+}
+
+/*
+ * The documented false positive of small folios: with no pin at all, a
+ * refcount of GUP_PIN_COUNTING_BIAS plain references reads as "maybe
+ * pinned"; one reference less does not.
+ */
+static void folio_maybe_dma_pinned_small_false_positive_at_bias(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	int extra = GUP_PIN_COUNTING_BIAS - 2;
+
+	folio_ref_add(f->folio, extra);
+	f->gets += extra;
+	KUNIT_ASSERT_EQ(test, folio_ref_count(f->folio),
+			(int)GUP_PIN_COUNTING_BIAS - 1);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(f->folio));
+	folio_ref_inc(f->folio);
+	f->gets++;
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+}
+
+/*
+ * Large folios count pins exactly: no number of plain references makes
+ * them look pinned, and a single pin always does.
+ */
+static void folio_maybe_dma_pinned_large_is_exact(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	int extra = 4 * GUP_PIN_COUNTING_BIAS;
+
+	folio_ref_add(f->folio, extra);
+	f->gets += extra;
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(f->folio));
+	KUNIT_ASSERT_TRUE(test, try_grab_page(gup_kunit_grab_page(f, true),
+					      FOLL_PIN));
+	f->pins++;
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+}
+
+/*
+ * Because the pincount of a large folio is exact, pins add one reference
+ * each: 2^21 pins, which would overflow a small folio's refcount
+ * (2^21 * GUP_PIN_COUNTING_BIAS = 2^31), leave it far from INT_MAX.
+ */
+static void pin_large_folio_many_pins_do_not_overflow(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 2);
+	const int refs = 1 << 21;
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_ASSERT_PTR_EQ(test,
+			    gup_kunit_try_grab_folio(gup_kunit_grab_page(f, true),
+						     refs, FOLL_PIN),
+			    f->folio);
+	f->pins += refs;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, refs, refs, refs, 0);
+	KUNIT_EXPECT_GT(test, folio_ref_count(f->folio), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* unpin_user_page*()                                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Pin every page of @n folios of @order (or a subset through @pages) and
+ * return the number of pages pinned in @pages.
+ */
+static int gup_kunit_pin_pages(struct kunit *test, struct gup_kunit_folio **f,
+			       int nfolios, struct page **pages, int per_folio)
+{
+	int i, j, n = 0;
+
+	for (i = 0; i < nfolios; i++) {
+		for (j = 0; j < per_folio; j++) {
+			struct page *page = folio_page(f[i]->folio,
+				j % folio_nr_pages(f[i]->folio));
+
+			KUNIT_ASSERT_TRUE(test, try_grab_page(page, FOLL_PIN));
+			f[i]->pins++;
+			pages[n++] = page;
+		}
+	}
+	return n;
+}
+
+/* unpin_user_pages() of consecutive pages of one large folio. */
+static void unpin_user_pages_releases_one_folio_batch(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	int n = min_t(int, folio_nr_pages(f->folio), 16);
+	struct page **pages = kunit_kcalloc(test, n, sizeof(*pages),
+					    GFP_KERNEL);
+	struct gup_kunit_snap s;
+
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	gup_kunit_snap(f->folio, &s);
+	gup_kunit_pin_pages(test, &f, 1, pages, n);
+	unpin_user_pages(pages, n);
+	f->pins -= n;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, n, n);
+}
+
+/*
+ * unpin_user_pages() of an array that alternates between folios of
+ * different orders: each run of pages of one folio is released from that
+ * folio, and nothing else.
+ */
+static void unpin_user_pages_releases_mixed_folios(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 2, 0, 3, 1 };
+	struct gup_kunit_folio *f[ARRAY_SIZE(orders)];
+	struct gup_kunit_snap s[ARRAY_SIZE(orders)];
+	struct page *pages[ARRAY_SIZE(orders) * 3 + 2];
+	struct gup_kunit_snap counters;
+	int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(orders); i++) {
+		f[i] = gup_kunit_alloc(test, orders[i]);
+		gup_kunit_snap(f[i]->folio, &s[i]);
+	}
+	gup_kunit_snap(f[0]->folio, &counters);
+	/* Runs of 1..3 pages per folio, and folio 0 again at the end. */
+	for (i = 0; i < ARRAY_SIZE(orders); i++)
+		n += gup_kunit_pin_pages(test, &f[i], 1, pages + n, 1 + i % 3);
+	n += gup_kunit_pin_pages(test, &f[0], 1, pages + n, 2);
+	unpin_user_pages(pages, n);
+	for (i = 0; i < ARRAY_SIZE(orders); i++) {
+		f[i]->pins = 0;
+		GUP_KUNIT_EXPECT_FOLIO(test, f[i]->folio, &s[i], 0, 0);
+	}
+	GUP_KUNIT_EXPECT_COUNTERS(test, &counters, n, n);
+}
+
+/* unpin_user_pages() with npages = 0 touches nothing. */
+static void unpin_user_pages_zero_pages_is_noop(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct page *pages[1];
+	struct gup_kunit_snap s;
+
+	gup_kunit_pin_pages(test, &f, 1, pages, 1);
+	gup_kunit_snap(f->folio, &s);
+	unpin_user_pages(pages, 0);
+	unpin_user_pages_dirty_lock(pages, 0, true);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+	KUNIT_EXPECT_FALSE(test, folio_test_dirty(f->folio));
+}
+
+struct gup_kunit_dirty_case {
+	unsigned int order;
+	bool make_dirty;
+	bool was_dirty;
+};
+
+static const struct gup_kunit_dirty_case gup_kunit_dirty_cases[] = {
+	{ 0, false, false }, { 0, true, false }, { 0, true, true },
+	{ 2, false, false }, { 2, true, false }, { 2, true, true },
+	{ PMD_SHIFT - PAGE_SHIFT, true, false },
+};
+
+static void gup_kunit_dirty_desc(const struct gup_kunit_dirty_case *c,
+				 char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %u make_dirty %d %s",
+		 c->order, c->make_dirty, c->was_dirty ? "dirty" : "clean");
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_dirty, gup_kunit_dirty_cases,
+		  gup_kunit_dirty_desc);
+
+/*
+ * unpin_user_pages_dirty_lock(): make_dirty false leaves a clean folio
+ * clean; true dirties a clean folio and keeps a dirty one dirty; all pins
+ * of every page passed are released.
+ */
+static void unpin_user_pages_dirty_lock_dirties_and_releases(struct kunit *test)
+{
+	const struct gup_kunit_dirty_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	int n = min_t(int, folio_nr_pages(f->folio), 4) + 1;
+	struct page *pages[5];
+	struct gup_kunit_snap s;
+
+	if (c->was_dirty)
+		folio_set_dirty(f->folio);
+	gup_kunit_snap(f->folio, &s);
+	gup_kunit_pin_pages(test, &f, 1, pages, n);
+	unpin_user_pages_dirty_lock(pages, n, c->make_dirty);
+	f->pins -= n;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, n, n);
+	KUNIT_EXPECT_EQ(test, folio_test_dirty(f->folio),
+			c->make_dirty || c->was_dirty);
+}
+
+/*
+ * unpin_user_page_range_dirty_lock() over a range that starts in the
+ * middle of one large folio and ends in the middle of the next: the two
+ * folios are physically contiguous halves of one allocation.
+ */
+static void unpin_user_page_range_dirty_lock_spans_folios(struct kunit *test)
+{
+	const unsigned int half = 2;	/* two order-2 folios */
+	struct page *block, *second;
+	struct folio *a, *b;
+	struct gup_kunit_snap sa, sb;
+	int i, start = 1, n = 6;	/* pages 1..6 of 0..7 */
+
+	block = alloc_pages(GFP_KERNEL, half + 1);	/* not compound */
+	KUNIT_ASSERT_NOT_NULL(test, block);
+	second = block + (1 << half);
+	set_page_count(second, 1);
+	prep_compound_page(block, half);
+	prep_compound_page(second, half);
+	a = page_folio(block);
+	b = page_folio(second);
+	gup_kunit_snap(a, &sa);
+	gup_kunit_snap(b, &sb);
+	for (i = start; i < start + n; i++)
+		if (!try_grab_page(block + i, FOLL_PIN))
+			KUNIT_FAIL(test, "pin of page %d refused", i);
+	unpin_user_page_range_dirty_lock(block + start, n, true);
+	GUP_KUNIT_EXPECT_FOLIO(test, a, &sa, 0, 0);
+	GUP_KUNIT_EXPECT_FOLIO(test, b, &sb, 0, 0);
+	GUP_KUNIT_EXPECT_COUNTERS(test, &sa, n, n);
+	KUNIT_EXPECT_TRUE(test, folio_test_dirty(a));
+	KUNIT_EXPECT_TRUE(test, folio_test_dirty(b));
+	folio_clear_dirty(a);
+	folio_clear_dirty(b);
+	if (folio_ref_count(a) == 1 && folio_ref_count(b) == 1 &&
+	    !atomic_read(folio_pincount_ptr(a)) &&
+	    !atomic_read(folio_pincount_ptr(b))) {
+		folio_put(a);
+		folio_put(b);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Concurrency                                                         */
+/* ------------------------------------------------------------------ */
+
+#define GUP_KUNIT_THREADS	4
+#define GUP_KUNIT_ROUNDS	20000
+
+struct gup_kunit_racer {
+	struct page *page;
+	struct completion done;
+	struct completion *go;
+	int refused;
+};
+
+static int gup_kunit_racer_fn(void *data)
+{
+	struct gup_kunit_racer *r = data;
+	int i;
+
+	wait_for_completion(r->go);
+	for (i = 0; i < GUP_KUNIT_ROUNDS; i++) {
+		if (!try_grab_page(r->page, FOLL_PIN)) {
+			r->refused++;
+			continue;
+		}
+		if (i & 1)
+			cond_resched();
+		unpin_user_page(r->page);
+	}
+	complete(&r->done);
+	return 0;
+}
+
+/* Several threads pinning and unpinning one folio end exactly at base. */
+static void pin_concurrent_threads_end_at_base(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct gup_kunit_racer r[GUP_KUNIT_THREADS];
+	struct gup_kunit_snap s;
+	struct completion go;
+	int i;
+
+	init_completion(&go);
+	gup_kunit_snap(f->folio, &s);
+	for (i = 0; i < GUP_KUNIT_THREADS; i++) {
+		struct task_struct *t;
+
+		r[i].page = gup_kunit_grab_page(f, i & 1);
+		r[i].go = &go;
+		r[i].refused = 0;
+		init_completion(&r[i].done);
+		t = kthread_run(gup_kunit_racer_fn, &r[i], "gup_kunit/%d", i);
+		if (IS_ERR(t)) {
+			complete_all(&go);
+			while (--i >= 0)
+				wait_for_completion(&r[i].done);
+			KUNIT_FAIL(test, "kthread_run failed");
+			return;
+		}
+	}
+	complete_all(&go);
+	for (i = 0; i < GUP_KUNIT_THREADS; i++) {
+		wait_for_completion(&r[i].done);
+		KUNIT_EXPECT_EQ(test, r[i].refused, 0);
+	}
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0,
+			       GUP_KUNIT_THREADS * GUP_KUNIT_ROUNDS,
+			       GUP_KUNIT_THREADS * GUP_KUNIT_ROUNDS);
+}
+
+static struct kunit_case gup_pin_cases[] = {
+	KUNIT_CASE_PARAM(try_grab_page_get_adds_one_reference,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE(try_grab_page_pin_small_folio_adds_bias),
+	KUNIT_CASE_PARAM(try_grab_page_pin_large_folio_counts_exactly,
+			 gup_kunit_large_order_gen_params),
+	KUNIT_CASE_PARAM(try_grab_page_without_flags_changes_nothing,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE(try_grab_page_pin_zero_page_changes_nothing),
+	KUNIT_CASE_PARAM(try_grab_folio_get_adds_refs,
+			 gup_kunit_grab_gen_params),
+	KUNIT_CASE_PARAM(try_grab_folio_pin_adds_refs,
+			 gup_kunit_grab_gen_params),
+	KUNIT_CASE(try_grab_folio_pin_zero_page_changes_nothing),
+	KUNIT_CASE_PARAM(try_grab_folio_refuses_zero_refcount,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE_PARAM(try_grab_folio_longterm_refuses_unpinnable,
+			 gup_kunit_mt_gen_params),
+	KUNIT_CASE_PARAM(is_longterm_pinnable_page_by_migratetype,
+			 gup_kunit_mt_gen_params),
+	KUNIT_CASE(is_longterm_pinnable_page_zero_page),
+	KUNIT_CASE(is_longterm_pinnable_page_movable_zone),
+	KUNIT_CASE_PARAM(gup_put_folio_undoes_grab, gup_kunit_grab_gen_params),
+	KUNIT_CASE(gup_put_folio_zero_folio_is_noop),
+	KUNIT_CASE(gup_put_folio_final_put_frees_folio),
+	KUNIT_CASE_PARAM(pin_bias_interleavings_land_exactly,
+			 gup_kunit_seq_gen_params),
+	KUNIT_CASE_PARAM(pin_bias_random_walk_lands_exactly,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE_PARAM(folio_maybe_dma_pinned_follows_one_pin,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE(folio_maybe_dma_pinned_small_false_positive_at_bias),
+	KUNIT_CASE_PARAM(folio_maybe_dma_pinned_large_is_exact,
+			 gup_kunit_large_order_gen_params),
+	KUNIT_CASE(pin_large_folio_many_pins_do_not_overflow),
+	KUNIT_CASE_PARAM(unpin_user_pages_releases_one_folio_batch,
+			 gup_kunit_large_order_gen_params),
+	KUNIT_CASE(unpin_user_pages_releases_mixed_folios),
+	KUNIT_CASE(unpin_user_pages_zero_pages_is_noop),
+	KUNIT_CASE_PARAM(unpin_user_pages_dirty_lock_dirties_and_releases,
+			 gup_kunit_dirty_gen_params),
+	KUNIT_CASE(unpin_user_page_range_dirty_lock_spans_folios),
+	KUNIT_CASE_PARAM(pin_concurrent_threads_end_at_base,
+			 gup_kunit_order_gen_params),
+	{}
+};
+
+static struct kunit_suite gup_pin_suite = {
+	.name = "gup_pin",
+	.test_cases = gup_pin_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* gup_pin_warn: cases that WARN on purpose                            */
+/* ------------------------------------------------------------------ */
+
+static atomic_t gup_kunit_warnings = ATOMIC_INIT(0);
+
+static void gup_kunit_console_probe(void *ignore, const char *buf,
+				    size_t len)
+{
+	if (strnstr(buf, "WARNING:", len))
+		atomic_inc(&gup_kunit_warnings);
+}
+
+static int gup_pin_warn_suite_init(struct kunit_suite *suite)
+{
+	return register_trace_console(gup_kunit_console_probe, NULL);
+}
+
+static void gup_pin_warn_suite_exit(struct kunit_suite *suite)
+{
+	unregister_trace_console(gup_kunit_console_probe, NULL);
+	tracepoint_synchronize_unregister();
+}
+
+/* Re-arm WARN_ON_ONCE() sites and count from zero. */
+static void gup_kunit_warn_reset(void)
+{
+	generic_bug_clear_once();
+	atomic_set(&gup_kunit_warnings, 0);
+}
+
+static int gup_pin_warn_init(struct kunit *test)
+{
+	gup_kunit_warn_reset();
+	return 0;
+}
+
+/*
+ * Expected warning: WARN_ON_ONCE(folio_ref_count(folio) <= 0) in
+ * try_grab_page(), once per flag. A folio whose refcount is zero is being
+ * freed: neither a get nor a pin may resurrect it, and nothing changes.
+ */
+static void try_grab_page_refuses_zero_refcount(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct page *page = gup_kunit_grab_page(f, true);
+	bool got_pin, got_get;
+	struct gup_kunit_snap s;
+
+	folio_ref_dec(f->folio);
+	gup_kunit_snap(f->folio, &s);
+	got_pin = try_grab_page(page, FOLL_PIN);
+	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 1);
+	gup_kunit_warn_reset();
+	got_get = try_grab_page(page, FOLL_GET);
+	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 1);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+	f->pins += got_pin;
+	f->gets += got_get;
+	folio_ref_inc(f->folio);
+	KUNIT_EXPECT_FALSE(test, got_pin);
+	KUNIT_EXPECT_FALSE(test, got_get);
+}
+
+/*
+ * Forge an order-0 refcount of @ref (from 1), for the overflow cases.
+ * The forged references are tracked as gets, so cleanup drops them.
+ */
+static void gup_kunit_forge_ref(struct gup_kunit_folio *f, int ref)
+{
+	int add = ref - folio_ref_count(f->folio);
+
+	folio_ref_add(f->folio, add);
+	f->gets += add;
+}
+
+/*
+ * Overflow: the pin that crosses the sign bit. 6.1's try_grab_page() checks
+ * only for a refcount that is already zero or negative, not for a pending
+ * overflow, so a pin of a folio at INT_MAX - GUP_PIN_COUNTING_BIAS + 1
+ * references is granted and wraps the refcount to INT_MIN. The folio
+ * still reads as pinned (folio_maybe_dma_pinned() compares unsigned), and
+ * the unpin undoes the wrap exactly. No warning.
+ */
+static void pin_crossing_sign_bit_wraps_once(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct gup_kunit_snap s;
+
+	gup_kunit_forge_ref(f, INT_MAX - (int)GUP_PIN_COUNTING_BIAS + 1);
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_ASSERT_TRUE(test, try_grab_page(&f->folio->page, FOLL_PIN));
+	f->pins++;
+	KUNIT_EXPECT_EQ(test, folio_ref_count(f->folio), INT_MIN);
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 0);
+	unpin_user_page(&f->folio->page);
+	f->pins--;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 1, 1);
+}
+
+/*
+ * Expected warnings: one from try_grab_page() (refcount <= 0) for each of
+ * FOLL_PIN and FOLL_GET, one from try_get_folio() (refcount < 0) for each
+ * of try_grab_folio()'s FOLL_PIN and FOLL_GET. After the wrap, every grab
+ * is refused, so there is never a second wrap, and a refused grab changes
+ * neither the refcount nor the counters.
+ */
+static void grab_after_wrap_is_refused(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct page *page = &f->folio->page;
+	unsigned int flags[] = { FOLL_PIN, FOLL_GET };
+	struct gup_kunit_snap s;
+	int i;
+
+	gup_kunit_forge_ref(f, INT_MAX - (int)GUP_PIN_COUNTING_BIAS + 1);
+	KUNIT_ASSERT_TRUE(test, try_grab_page(page, FOLL_PIN));
+	f->pins++;
+	KUNIT_ASSERT_LT(test, folio_ref_count(f->folio), 0);
+	gup_kunit_snap(f->folio, &s);
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		bool page_ok;
+		struct folio *folio;
+
+		gup_kunit_warn_reset();
+		page_ok = try_grab_page(page, flags[i]);
+		KUNIT_EXPECT_FALSE(test, page_ok);
+		KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 1);
+		if (page_ok)
+			flags[i] == FOLL_PIN ? f->pins++ : f->gets++;
+
+		gup_kunit_warn_reset();
+		folio = gup_kunit_try_grab_folio(page, 1, flags[i]);
+		KUNIT_EXPECT_NULL(test, folio);
+		KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 1);
+		if (folio)
+			flags[i] == FOLL_PIN ? f->pins++ : f->gets++;
+	}
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+}
+
+/*
+ * Expected warning: WARN_ON_ONCE(1) at the end of try_grab_folio(). A grab
+ * with neither FOLL_GET nor FOLL_PIN is a caller bug: it fails, changing
+ * nothing (unlike try_grab_page(), for which it is a no-op success).
+ */
+static void try_grab_folio_without_flags_warns_and_fails(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_EXPECT_NULL(test, gup_kunit_try_grab_folio(&f->folio->page, 1,
+							 0));
+	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 1);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+}
+
+static struct kunit_case gup_pin_warn_cases[] = {
+	KUNIT_CASE_PARAM(try_grab_page_refuses_zero_refcount,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE(pin_crossing_sign_bit_wraps_once),
+	KUNIT_CASE(grab_after_wrap_is_refused),
+	KUNIT_CASE(try_grab_folio_without_flags_warns_and_fails),
+	{}
+};
+
+static struct kunit_suite gup_pin_warn_suite = {
+	.name = "gup_pin_warn",
+	.suite_init = gup_pin_warn_suite_init,
+	.suite_exit = gup_pin_warn_suite_exit,
+	.init = gup_pin_warn_init,
+	.test_cases = gup_pin_warn_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* gup_pin_selftest: the harness's own crash and hang detection        */
+/* ------------------------------------------------------------------ */
+
+static char *kunit_selftest = "";
+static int *gup_kunit_nowhere;
+module_param(kunit_selftest, charp, 0444);
+MODULE_PARM_DESC(kunit_selftest,
+		 "gup_pin_selftest only: panic, oops or hang on purpose");
+
+/*
+ * Does nothing unless booted with gup.kunit_selftest=panic|oops|hang, and
+ * is not in the default filter: it exists so that the harness can prove
+ * that a crashed or hung kernel is reported as a failure.
+ */
+static void selftest_crashes_kernel_on_request(struct kunit *test)
+{
+	if (!strcmp(kunit_selftest, "panic"))
+		panic("gup_kunit: panic requested by gup.kunit_selftest");
+	if (!strcmp(kunit_selftest, "oops"))
+		WRITE_ONCE(*gup_kunit_nowhere, 1);	/* NULL pointer */
+	if (!strcmp(kunit_selftest, "hang"))
+		for (;;)
+			msleep(1000);
+	kunit_skip(test, "boot with gup.kunit_selftest=panic|oops|hang");
+}
+
+static struct kunit_case gup_pin_selftest_cases[] = {
+	KUNIT_CASE(selftest_crashes_kernel_on_request),
+	{}
+};
+
+static struct kunit_suite gup_pin_selftest_suite = {
+	.name = "gup_selftest",
+	.test_cases = gup_pin_selftest_cases,
+};
+
+kunit_test_suites(&gup_pin_suite, &gup_pin_warn_suite,
+		  &gup_pin_selftest_suite);

@@ -1,0 +1,22 @@
+# QEMU and kernel command line of the gup-pin-kunit suites: the one place
+# that both `make test` and a plain `kunit.py run --qemu_config=` use.
+#
+#  oops=panic panic=1   an oops in a case becomes a panic, and the panic a
+#                       reboot, which -no-reboot turns into QEMU exiting:
+#                       a crash ends the run at once instead of waiting for
+#                       KUnit's 300 s per-case timeout.
+#  hugepages=8          hugetlb pool for the user-memory pins.
+#  movablecore=256M     a ZONE_MOVABLE for the FOLL_LONGTERM migration cases.
+#  vsyscall=emulate     a gate area to pin.
+from ..qemu_config import QemuArchParams
+
+QEMU_ARCH = QemuArchParams(linux_arch='x86_64',
+			   kconfig='''
+CONFIG_SERIAL_8250=y
+CONFIG_SERIAL_8250_CONSOLE=y''',
+			   qemu_arch='x86_64',
+			   kernel_path='arch/x86/boot/bzImage',
+			   kernel_command_line='console=ttyS0 oops=panic panic=1 '
+			   'hugepages=8 movablecore=256M vsyscall=emulate',
+			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
+					      '-m', '2048'])
