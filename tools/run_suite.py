@@ -18,6 +18,11 @@ and writes to the results directory (default results/):
   build.log     output of kunit.py build
   meta.json     linux-source package version, kernelversion, series head
 
+--no-prepare skips tools/prepare_tree.py and only builds build/linux as it
+is and runs it. It is for tools/mutate.py, which prepares the tree once,
+applies a mutant and must not have prepare_tree refuse its local change;
+a normal run never needs it.
+
 The last line printed is 'N passed, N failed, N skipped'. The exit status
 is 0 only if every case passed or was skipped, the kernel neither crashed
 nor hung, and every suite in kunit/suites that matches FILTER ran.
@@ -90,6 +95,15 @@ def run_logged(cmd, log, timeout, echo=False):
             os.killpg(proc.pid, 9)
             proc.wait()
             return None, ''.join(text)
+        except BaseException:
+            # Ctrl-C: the child runs in its own session and would go on
+            # building in the tree after we return; stop it first.
+            try:
+                os.killpg(proc.pid, 9)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            raise
     return proc.returncode, ''.join(text)
 
 
@@ -133,6 +147,9 @@ def main():
     ap.add_argument('--run_isolated', choices=['suite', 'test'])
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
     ap.add_argument('--series', default=os.environ.get('GPK_SERIES', '6.1'))
+    ap.add_argument('--no-prepare', dest='prepare', action='store_false',
+                    help='build the tree as it is, without prepare_tree '
+                    '(for tools/mutate.py; the tree must be prepared)')
     args = ap.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
     results = os.path.abspath(args.results)
@@ -157,7 +174,13 @@ def run(args, results):
             os.unlink(os.path.join(results, name))
         except FileNotFoundError:
             pass
-    state = prepare_tree.prepare(args.series)
+    if getattr(args, 'prepare', True):
+        state = prepare_tree.prepare(args.series)
+    else:
+        state = prepare_tree.load_state()
+        if not state or not os.path.isdir(TREE):
+            raise ToolError('build/linux is not prepared; run '
+                            'tools/prepare_tree.py first (--no-prepare)')
 
     build_log = os.path.join(results, 'build.log')
     print('%s: building (kunit.py build, log %s)' % (TOOL, build_log),
@@ -186,6 +209,10 @@ def run(args, results):
     t_run = time.monotonic() - t1
     for ln in summary_lines(out):
         print(ln)
+    if 'timed out after' in out:
+        print('%s: QEMU timed out after %ds: the kernel hung (see %s)'
+              % (TOOL, args.timeout, os.path.join(results, 'kunit.log')),
+              file=sys.stderr)
     if rc is None:
         print('%s: kunit.py did not finish within %ds; QEMU killed'
               % (TOOL, args.timeout + 120), file=sys.stderr)

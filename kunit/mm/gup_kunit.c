@@ -110,25 +110,22 @@ static void gup_kunit_snap(struct folio *folio, struct gup_kunit_snap *s)
  * and @dpin compound pincount (ignored for small folios, which have none).
  * Macros, so that a failure names the line of the case.
  */
-#define GUP_KUNIT_EXPECT_FOLIO(test, folio, s, dref, dpin)		\
-	gup_kunit_expect_folio(test, folio, s, dref, dpin, __LINE__)
-
-static void gup_kunit_expect_folio(struct kunit *test, struct folio *folio,
-				   const struct gup_kunit_snap *s, long dref,
-				   long dpin, int line)
-{
-	int ref = folio_ref_count(folio);
-
-	KUNIT_EXPECT_EQ_MSG(test, (long)ref - s->ref, dref,
-			    "line %d: refcount %d, was %d", line, ref, s->ref);
-	if (s->pincount >= 0) {
-		int pin = atomic_read(folio_pincount_ptr(folio));
-
-		KUNIT_EXPECT_EQ_MSG(test, (long)pin - s->pincount, dpin,
-				    "line %d: pincount %d, was %d", line, pin,
-				    s->pincount);
-	}
-}
+#define GUP_KUNIT_EXPECT_FOLIO(test, f, s, dref, dpin)			\
+do {									\
+	struct kunit *__gk_t = (test);					\
+	struct folio *__gk_f = (f);					\
+	const struct gup_kunit_snap *__gk_s = (s);			\
+	long __gk_ref = folio_ref_count(__gk_f);			\
+	long __gk_pin = folio_test_large(__gk_f) ?			\
+		atomic_read(folio_pincount_ptr(__gk_f)) : -1;		\
+									\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_ref - __gk_s->ref, (long)(dref), \
+			    "refcount %ld, was %d", __gk_ref, __gk_s->ref); \
+	if (__gk_s->pincount >= 0)					\
+		KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_pin - __gk_s->pincount, \
+				    (long)(dpin), "pincount %ld, was %d", \
+				    __gk_pin, __gk_s->pincount);	\
+} while (0)
 
 /*
  * Expect NR_FOLL_PIN_ACQUIRED / NR_FOLL_PIN_RELEASED to have moved by
@@ -136,34 +133,27 @@ static void gup_kunit_expect_folio(struct kunit *test, struct folio *folio,
  * case that uses several folios checks them once, from one snapshot.
  */
 #define GUP_KUNIT_EXPECT_COUNTERS(test, s, dacq, drel)			\
-	gup_kunit_expect_counters(test, s, dacq, drel, __LINE__)
+do {									\
+	struct kunit *__gk_t = (test);					\
+	const struct gup_kunit_snap *__gk_s = (s);			\
+	long __gk_acq = gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED);	\
+	long __gk_rel = gup_kunit_node_stat(NR_FOLL_PIN_RELEASED);	\
+									\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_acq - __gk_s->acquired,	\
+			    (long)(dacq), "NR_FOLL_PIN_ACQUIRED delta");	\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_rel - __gk_s->released,	\
+			    (long)(drel), "NR_FOLL_PIN_RELEASED delta");	\
+} while (0)
 
-static void gup_kunit_expect_counters(struct kunit *test,
-				      const struct gup_kunit_snap *s,
-				      long dacq, long drel, int line)
-{
-	KUNIT_EXPECT_EQ_MSG(test, gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED) -
-			    s->acquired, dacq,
-			    "line %d: NR_FOLL_PIN_ACQUIRED delta", line);
-	KUNIT_EXPECT_EQ_MSG(test, gup_kunit_node_stat(NR_FOLL_PIN_RELEASED) -
-			    s->released, drel,
-			    "line %d: NR_FOLL_PIN_RELEASED delta", line);
-}
-
-/*
- * Both of the above, for a case with a single folio. The helpers report
- * the line of the case that called them (KUnit reports the helper's own).
- */
-#define GUP_KUNIT_EXPECT_DELTA(test, folio, s, dref, dpin, dacq, drel)	\
-	gup_kunit_expect_delta(test, folio, s, dref, dpin, dacq, drel, __LINE__)
-
-static void gup_kunit_expect_delta(struct kunit *test, struct folio *folio,
-				   const struct gup_kunit_snap *s, long dref,
-				   long dpin, long dacq, long drel, int line)
-{
-	gup_kunit_expect_folio(test, folio, s, dref, dpin, line);
-	gup_kunit_expect_counters(test, s, dacq, drel, line);
-}
+/* Both of the above, for a case with a single folio. */
+#define GUP_KUNIT_EXPECT_DELTA(test, f, s, dref, dpin, dacq, drel)	\
+do {									\
+	struct kunit *__gk_test = (test);				\
+	const struct gup_kunit_snap *__gk_snap = (s);			\
+									\
+	GUP_KUNIT_EXPECT_FOLIO(__gk_test, f, __gk_snap, dref, dpin);	\
+	GUP_KUNIT_EXPECT_COUNTERS(__gk_test, __gk_snap, dacq, drel);	\
+} while (0)
 
 /* ------------------------------------------------------------------ */
 /* Folios owned by a case                                              */
@@ -1147,6 +1137,17 @@ static void pin_concurrent_threads_end_at_base(struct kunit *test)
 			       GUP_KUNIT_THREADS * GUP_KUNIT_ROUNDS);
 }
 
+/*
+ * Name the case on the console before it runs: 6.1 prints a case's name
+ * only with its result, so without this a case that crashes the kernel
+ * could not be named in the report.
+ */
+static int gup_kunit_case_init(struct kunit *test)
+{
+	kunit_info(test, "start\n");
+	return 0;
+}
+
 static struct kunit_case gup_pin_cases[] = {
 	KUNIT_CASE_PARAM(try_grab_page_get_adds_one_reference,
 			 gup_kunit_order_gen_params),
@@ -1196,6 +1197,7 @@ static struct kunit_case gup_pin_cases[] = {
 
 static struct kunit_suite gup_pin_suite = {
 	.name = "gup_pin",
+	.init = gup_kunit_case_init,
 	.test_cases = gup_pin_cases,
 };
 
@@ -1233,7 +1235,7 @@ static void gup_kunit_warn_reset(void)
 static int gup_pin_warn_init(struct kunit *test)
 {
 	gup_kunit_warn_reset();
-	return 0;
+	return gup_kunit_case_init(test);
 }
 
 /*
@@ -1410,6 +1412,7 @@ static struct kunit_case gup_pin_selftest_cases[] = {
 
 static struct kunit_suite gup_pin_selftest_suite = {
 	.name = "gup_selftest",
+	.init = gup_kunit_case_init,
 	.test_cases = gup_pin_selftest_cases,
 };
 
