@@ -37,7 +37,9 @@
 
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/ioport.h>
 #include <linux/kthread.h>
+#include <linux/memremap.h>
 #include <linux/mman.h>
 #include <linux/moduleparam.h>
 #include <linux/page-isolation.h>
@@ -45,6 +47,7 @@
 #include <linux/sched/mm.h>
 #include <linux/syscalls.h>
 #include <linux/vmstat.h>
+#include <linux/wait_bit.h>
 #include <trace/events/printk.h>
 
 /* ------------------------------------------------------------------ */
@@ -1410,6 +1413,243 @@ static struct kunit_suite gup_pin_warn_suite = {
 	.init = gup_kunit_case_init,
 	.test_cases = gup_pin_warn_cases,
 };
+
+/* ------------------------------------------------------------------ */
+/* gup_pin_devmap: ZONE_DEVICE pages                                   */
+/* ------------------------------------------------------------------ */
+
+#ifdef CONFIG_DEVICE_PRIVATE
+
+/**
+ * struct gup_kunit_devmem - a ZONE_DEVICE pgmap created by a case.
+ * @pgmap: the pagemap, over a free physical range (one memory section).
+ * @res: that range, from request_free_mem_region().
+ * @frees: how many times ->page_free() ran for its pages.
+ * @inits: how many of its pages the case handed out (DEVICE_PRIVATE and
+ *	COHERENT pages start free, at refcount 0).
+ */
+struct gup_kunit_devmem {
+	struct dev_pagemap pgmap;
+	struct resource *res;
+	atomic_t frees;
+	int inits;
+};
+
+static void gup_kunit_page_free(struct page *page)
+{
+	struct gup_kunit_devmem *d = container_of(page->pgmap,
+						  struct gup_kunit_devmem,
+						  pgmap);
+
+	atomic_inc(&d->frees);
+}
+
+static vm_fault_t gup_kunit_migrate_to_ram(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static const struct dev_pagemap_ops gup_kunit_devmem_ops = {
+	.page_free = gup_kunit_page_free,
+	.migrate_to_ram = gup_kunit_migrate_to_ram,
+};
+
+static int gup_kunit_devmem_init(struct kunit_resource *kres, void *context)
+{
+	enum memory_type type = (unsigned long)context;
+	struct gup_kunit_devmem *d = kzalloc(sizeof(*d), GFP_KERNEL);
+	void *ret;
+
+	if (!d)
+		return -ENOMEM;
+	d->res = request_free_mem_region(&iomem_resource, SZ_2M, "gup_kunit");
+	if (IS_ERR(d->res)) {
+		int err = PTR_ERR(d->res);
+
+		kfree(d);
+		return err;
+	}
+	d->pgmap.type = type;
+	d->pgmap.range.start = d->res->start;
+	d->pgmap.range.end = d->res->end;
+	d->pgmap.nr_range = 1;
+	d->pgmap.ops = &gup_kunit_devmem_ops;
+	d->pgmap.owner = d;
+	ret = memremap_pages(&d->pgmap, numa_node_id());
+	if (IS_ERR(ret)) {
+		release_mem_region(d->res->start, resource_size(d->res));
+		kfree(d);
+		return PTR_ERR(ret);
+	}
+	kres->data = d;
+	return 0;
+}
+
+/*
+ * memunmap_pages() waits until every page handed out is free again, so a
+ * page that a broken kernel leaked would hang the case forever: then
+ * leak the pgmap instead, and say so.
+ */
+static void gup_kunit_devmem_release(struct kunit_resource *kres)
+{
+	struct gup_kunit_devmem *d = kres->data;
+
+	if (atomic_read(&d->frees) != d->inits) {
+		pr_err("gup_kunit: leaking pgmap: %d pages handed out, %d freed\n",
+		       d->inits, atomic_read(&d->frees));
+		return;
+	}
+	memunmap_pages(&d->pgmap);
+	release_mem_region(d->res->start, resource_size(d->res));
+	kfree(d);
+}
+
+static struct gup_kunit_devmem *gup_kunit_devmem(struct kunit *test,
+						 enum memory_type type)
+{
+	struct kunit_resource *kres;
+
+	kres = kunit_alloc_and_get_resource(test, gup_kunit_devmem_init,
+					    gup_kunit_devmem_release,
+					    GFP_KERNEL,
+					    (void *)(unsigned long)type);
+	if (!kres)
+		kunit_skip(test, "cannot create a ZONE_DEVICE pgmap of type %d",
+			   type);
+	kunit_put_resource(kres);
+	return kres->data;
+}
+
+/* The first page of @d, handed out as its driver would (refcount 1). */
+static struct page *gup_kunit_devmem_page(struct gup_kunit_devmem *d)
+{
+	struct page *page = pfn_to_page(PHYS_PFN(d->pgmap.range.start));
+
+	if (d->pgmap.type == MEMORY_DEVICE_PRIVATE ||
+	    d->pgmap.type == MEMORY_DEVICE_COHERENT) {
+		zone_device_page_init(page);
+		unlock_page(page);	/* it comes back locked */
+		d->inits++;
+	}
+	return page;
+}
+
+/*
+ * Unpin @page with a waiter queued on its refcount, the way fs/dax waits
+ * for a busy page (wait_var_event(&page->_refcount, ...)). Return whether
+ * the unpin woke the waiter: var_wake_function() removes the entry of a
+ * task that it wakes, so no sleeping and no timing is involved.
+ */
+static bool gup_kunit_unpin_wakes_waiter(struct page *page)
+{
+	struct wait_queue_head *wq = __var_waitqueue(&page->_refcount);
+	struct wait_bit_queue_entry wbq;
+	bool woken;
+
+	init_wait_var_entry(&wbq, &page->_refcount, 0);
+	prepare_to_wait_event(wq, &wbq.wq_entry, TASK_UNINTERRUPTIBLE);
+	unpin_user_page(page);
+	woken = list_empty_careful(&wbq.wq_entry.entry);
+	finish_wait(wq, &wbq.wq_entry);
+	return woken;
+}
+
+/*
+ * FS_DAX pages are 1-based: refcount 1 means idle. A pin adds
+ * GUP_PIN_COUNTING_BIAS; the unpin that brings the page back to 1 wakes
+ * whoever waits for the page to become idle (fs/dax before truncate), and
+ * an unpin that leaves it busy does not.
+ */
+static void devmap_fsdax_unpin_to_idle_wakes_waiter(struct kunit *test)
+{
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_FS_DAX);
+	struct page *page = gup_kunit_devmem_page(d);
+	struct gup_kunit_snap s;
+	int pins = 0;
+
+	gup_kunit_snap(page_folio(page), &s);
+	KUNIT_ASSERT_EQ(test, s.ref, 1);
+	pins += try_grab_page(page, FOLL_PIN);
+	pins += try_grab_page(page, FOLL_PIN);
+	KUNIT_ASSERT_EQ(test, pins, 2);
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s,
+			       2 * GUP_PIN_COUNTING_BIAS, 0, 2, 0);
+	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(page));
+	KUNIT_EXPECT_FALSE(test, gup_kunit_unpin_wakes_waiter(page));
+	KUNIT_EXPECT_TRUE(test, gup_kunit_unpin_wakes_waiter(page));
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s, 0, 0, 2, 2);
+	KUNIT_EXPECT_FALSE(test, page_maybe_dma_pinned(page));
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 0);
+}
+
+/*
+ * A DEVICE_PRIVATE page goes back to its driver (->page_free()) exactly
+ * once, at the put that drops the last reference: not at the unpin while
+ * the driver still holds its own reference.
+ */
+static void devmap_private_page_free_runs_once_at_final_put(struct kunit *test)
+{
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_PRIVATE);
+	struct page *page = gup_kunit_devmem_page(d);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(page_folio(page), &s);
+	KUNIT_ASSERT_EQ(test, s.ref, 1);
+	KUNIT_ASSERT_TRUE(test, try_grab_page(page, FOLL_PIN));
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s,
+			       GUP_PIN_COUNTING_BIAS, 0, 1, 0);
+	unpin_user_page(page);
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s, 0, 0, 1, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 0);
+	put_page(page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 0);
+}
+
+/*
+ * Device-coherent memory must always allow eviction, so it may never be
+ * pinned long-term; GUP-fast refuses FOLL_LONGTERM for it.
+ */
+static void is_longterm_pinnable_page_device_coherent(struct kunit *test)
+{
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_COHERENT);
+	struct page *page = gup_kunit_devmem_page(d);
+	struct folio *longterm;
+	struct gup_kunit_snap s;
+
+	KUNIT_EXPECT_TRUE(test, is_device_coherent_page(page));
+	KUNIT_EXPECT_FALSE(test, is_longterm_pinnable_page(page));
+	gup_kunit_snap(page_folio(page), &s);
+	longterm = gup_kunit_try_grab_folio(page, 1, FOLL_PIN | FOLL_LONGTERM);
+	if (longterm)
+		gup_put_folio(longterm, 1, FOLL_PIN);
+	KUNIT_EXPECT_NULL(test, longterm);
+	put_page(page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+}
+
+static struct kunit_case gup_pin_devmap_cases[] = {
+	KUNIT_CASE(devmap_fsdax_unpin_to_idle_wakes_waiter),
+	KUNIT_CASE(devmap_private_page_free_runs_once_at_final_put),
+	KUNIT_CASE(is_longterm_pinnable_page_device_coherent),
+	{}
+};
+
+static struct kunit_suite gup_pin_devmap_suite = {
+	.name = "gup_pin_devmap",
+	.suite_init = gup_kunit_suite_init,
+	.suite_exit = gup_kunit_suite_exit,
+	.init = gup_kunit_case_init,
+	.exit = gup_kunit_case_exit,
+	.test_cases = gup_pin_devmap_cases,
+};
+
+kunit_test_suite(gup_pin_devmap_suite);
+
+#endif /* CONFIG_DEVICE_PRIVATE */
 
 /* ------------------------------------------------------------------ */
 /* gup_pin_user: pin_user_pages*() on a real user address space        */
