@@ -259,6 +259,9 @@ struct gup_kunit_folio {
 	long gets;
 };
 
+/* Folios and pgmaps the suites allocated and have not freed (gup_pin_final). */
+static atomic_t gup_kunit_alive = ATOMIC_INIT(0);
+
 static int gup_kunit_folio_init(struct kunit_resource *res, void *context)
 {
 	unsigned int order = (unsigned long)context;
@@ -279,6 +282,7 @@ static int gup_kunit_folio_init(struct kunit_resource *res, void *context)
 	}
 	f->folio = page_folio(page);
 	res->data = f;
+	atomic_inc(&gup_kunit_alive);
 	return 0;
 }
 
@@ -294,13 +298,15 @@ static void gup_kunit_folio_release(struct kunit_resource *res)
 	folio_clear_dirty(folio);
 	if (folio_ref_count(folio) == 1 &&
 	    (!folio_test_large(folio) ||
-	     !atomic_read(folio_pincount_ptr(folio))))
+	     !atomic_read(folio_pincount_ptr(folio)))) {
 		folio_put(folio);
-	else
+		atomic_dec(&gup_kunit_alive);
+	} else {
 		pr_err("gup_kunit: leaking folio pfn %#lx: ref %d pincount %d\n",
 		       folio_pfn(folio), folio_ref_count(folio),
 		       folio_test_large(folio) ?
 		       atomic_read(folio_pincount_ptr(folio)) : 0);
+	}
 	kfree(f);
 }
 
@@ -669,6 +675,35 @@ static void try_grab_folio_longterm_refuses_unpinnable(struct kunit *test)
 	if (shortterm)
 		f->pins++;
 	KUNIT_EXPECT_PTR_EQ(test, shortterm, f->folio);
+}
+
+/*
+ * The same refusal for a page of ZONE_MOVABLE (movablecore= on the
+ * command line): GUP-fast must leave it to the slow path, which migrates.
+ */
+static void try_grab_folio_longterm_refuses_movable_zone(struct kunit *test)
+{
+	struct page *page = alloc_page(GFP_HIGHUSER_MOVABLE | __GFP_NOWARN);
+	struct folio *longterm, *shortterm;
+	struct gup_kunit_snap s;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	if (page_zonenum(page) != ZONE_MOVABLE) {
+		__free_page(page);
+		kunit_skip(test, "no ZONE_MOVABLE (boot with movablecore=)");
+	}
+	gup_kunit_snap(page_folio(page), &s);
+	longterm = gup_kunit_try_grab_folio(page, 1, FOLL_PIN | FOLL_LONGTERM);
+	if (longterm)
+		gup_put_folio(longterm, 1, FOLL_PIN);
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s, 0, 0,
+			       longterm ? 1 : 0, longterm ? 1 : 0);
+	shortterm = gup_kunit_try_grab_folio(page, 1, FOLL_PIN);
+	if (shortterm)
+		gup_put_folio(shortterm, 1, FOLL_PIN);
+	__free_page(page);
+	KUNIT_EXPECT_NULL(test, longterm);
+	KUNIT_EXPECT_NOT_NULL(test, shortterm);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1239,6 +1274,7 @@ static struct kunit_case gup_pin_cases[] = {
 			 gup_kunit_order_gen_params),
 	KUNIT_CASE_PARAM(try_grab_folio_longterm_refuses_unpinnable,
 			 gup_kunit_mt_gen_params),
+	KUNIT_CASE(try_grab_folio_longterm_refuses_movable_zone),
 	KUNIT_CASE_PARAM(is_longterm_pinnable_page_by_migratetype,
 			 gup_kunit_mt_gen_params),
 	KUNIT_CASE(is_longterm_pinnable_page_zero_page),
@@ -1489,6 +1525,7 @@ static int gup_kunit_devmem_init(struct kunit_resource *kres, void *context)
 		return PTR_ERR(ret);
 	}
 	kres->data = d;
+	atomic_inc(&gup_kunit_alive);
 	return 0;
 }
 
@@ -1509,6 +1546,7 @@ static void gup_kunit_devmem_release(struct kunit_resource *kres)
 	memunmap_pages(&d->pgmap);
 	release_mem_region(d->res->start, resource_size(d->res));
 	kfree(d);
+	atomic_dec(&gup_kunit_alive);
 }
 
 static struct gup_kunit_devmem *gup_kunit_devmem(struct kunit *test,
@@ -1654,7 +1692,22 @@ static struct kunit_suite gup_pin_devmap_suite = {
 	.test_cases = gup_pin_devmap_cases,
 };
 
-kunit_test_suite(gup_pin_devmap_suite);
+#else /* !CONFIG_DEVICE_PRIVATE */
+
+static void devmap_needs_device_private(struct kunit *test)
+{
+	kunit_skip(test, "needs CONFIG_DEVICE_PRIVATE and CONFIG_FS_DAX");
+}
+
+static struct kunit_case gup_pin_devmap_stub_cases[] = {
+	KUNIT_CASE(devmap_needs_device_private),
+	{}
+};
+
+static struct kunit_suite gup_pin_devmap_suite = {
+	.name = "gup_pin_devmap",
+	.test_cases = gup_pin_devmap_stub_cases,
+};
 
 #endif /* CONFIG_DEVICE_PRIVATE */
 
@@ -1702,5 +1755,43 @@ static struct kunit_suite gup_pin_selftest_suite = {
 	.test_cases = gup_pin_selftest_cases,
 };
 
-kunit_test_suites(&gup_pin_suite, &gup_pin_warn_suite,
-		  &gup_pin_selftest_suite);
+/* ------------------------------------------------------------------ */
+/* gup_pin_final: what the suites leave behind                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Registered last, so it runs after every other suite: the
+ * suites must leave no pin behind (every pin acquired since boot has been
+ * released: nothing else pins memory before user space starts) and no
+ * folio or pgmap that they allocated.
+ */
+static void suites_leave_no_pins_behind(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED),
+			gup_kunit_node_stat(NR_FOLL_PIN_RELEASED));
+}
+
+static void suites_free_every_folio_they_allocate(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_alive), 0);
+}
+
+static struct kunit_case gup_pin_final_cases[] = {
+	KUNIT_CASE(suites_leave_no_pins_behind),
+	KUNIT_CASE(suites_free_every_folio_they_allocate),
+	{}
+};
+
+static struct kunit_suite gup_pin_final_suite = {
+	.name = "gup_pin_final",
+	.init = gup_kunit_case_init,
+	.test_cases = gup_pin_final_cases,
+};
+
+/*
+ * One array, so that the suites run in this order and gup_pin_final last
+ * (separate kunit_test_suite() arrays are emitted in no defined order).
+ */
+kunit_test_suites(&gup_pin_suite, &gup_pin_warn_suite, &gup_pin_devmap_suite,
+		  &gup_pin_user_suite, &gup_pin_selftest_suite,
+		  &gup_pin_final_suite);

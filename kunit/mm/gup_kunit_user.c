@@ -445,5 +445,3 @@ static struct kunit_suite gup_pin_user_suite = {
 	.exit = gup_kunit_case_exit,
 	.test_cases = gup_pin_user_cases,
 };
-
-kunit_test_suite(gup_pin_user_suite);
