@@ -1760,6 +1760,20 @@ static struct kunit_suite gup_pin_selftest_suite = {
 /* ------------------------------------------------------------------ */
 
 /*
+ * Coverage builds (CONFIG_GCOV_KERNEL, make coverage) print the profile of
+ * the pin core on the console once every suite has run, for the host to
+ * turn back into .gcda files: a KUnit kernel has no user space to copy
+ * them out of debugfs.
+ */
+#ifdef CONFIG_GCOV_KERNEL
+#include "gup_kunit_gcov.c"
+#else
+static void gup_kunit_gcov_dump(struct kunit_suite *suite)
+{
+}
+#endif
+
+/*
  * Registered last, so it runs after every other suite: the
  * suites must leave no pin behind (every pin acquired since boot has been
  * released: nothing else pins memory before user space starts) and no
@@ -1784,6 +1798,7 @@ static struct kunit_case gup_pin_final_cases[] = {
 
 static struct kunit_suite gup_pin_final_suite = {
 	.name = "gup_pin_final",
+	.suite_exit = gup_kunit_gcov_dump,
 	.init = gup_kunit_case_init,
 	.test_cases = gup_pin_final_cases,
 };
