@@ -15,6 +15,11 @@ Steps, each skipped when its inputs did not change:
 
 State lives in build/linux/.git/gup-pin-kunit.json. Local edits to the
 tree are refused, never overwritten.
+
+Environment overrides (for tools/tests; the defaults are what `make` uses):
+  GPK_SRC_DIR   where the package's tarball must lie (default /usr/src/)
+  GPK_PATCHES   the series directory (default patches/)
+  GPK_KUNIT     the test sources (default kunit/)
 """
 import argparse
 import glob
@@ -30,8 +35,9 @@ from _common import (BuildLock, ROOT, STATE, TREE, ToolError,  # noqa: E402
                      die, run)
 
 TOOL = 'prepare_tree'
-PATCHES = os.path.join(ROOT, 'patches')
-KUNIT = os.path.join(ROOT, 'kunit')
+PATCHES = os.environ.get('GPK_PATCHES', os.path.join(ROOT, 'patches'))
+KUNIT = os.environ.get('GPK_KUNIT', os.path.join(ROOT, 'kunit'))
+SRC_DIR = os.path.join(os.environ.get('GPK_SRC_DIR', '/usr/src/'), '')
 # Entries of kunit/ that configure the harness instead of going into the tree.
 KUNIT_NOT_TREE = ('mutants',)
 GIT_ID = ['-c', 'user.name=gup-pin-kunit', '-c',
@@ -55,10 +61,10 @@ def find_tarball(series):
         raise ToolError('package %s is not installed%s; run tools/deps or '
                         'apt-get install %s' % (pkg, hint, pkg))
     files = run(['dpkg-query', '-L', pkg]).stdout.split()
-    tars = [f for f in files if f.startswith('/usr/src/') and
+    tars = [f for f in files if f.startswith(SRC_DIR) and
             f.endswith('.tar.xz')]
     if not tars:
-        raise ToolError('package %s lists no /usr/src/*.tar.xz' % pkg)
+        raise ToolError('package %s lists no %s*.tar.xz' % (pkg, SRC_DIR))
     tarball = tars[0]
     if not os.path.isfile(tarball):
         raise ToolError('linux-source tarball %s is missing (reinstall %s)'
@@ -151,6 +157,10 @@ def unpack(pkg, version, tarball, series):
     """Unpack the tarball into a fresh git tree; return the state dict."""
     parent = os.path.dirname(TREE)
     os.makedirs(parent, exist_ok=True)
+    # A run killed while unpacking leaves its temporary tree (GBs); we hold
+    # the build/ lock, so any such directory is stale.
+    for old in glob.glob(os.path.join(parent, 'linux.unpack-*')):
+        shutil.rmtree(old, ignore_errors=True)
     tmp = tempfile.mkdtemp(prefix='linux.unpack-', dir=parent)
     try:
         print('%s: unpacking %s (%s)' % (TOOL, tarball, version), flush=True)
@@ -273,7 +283,11 @@ def prepare(series, quiet=False):
             raise ToolError('build/linux has local changes (%s); refusing '
                             'to re-apply patches/. Reset with: git -C '
                             'build/linux reset --hard' % ', '.join(changes[:3]))
-        if head != state.get('head') and not os.path.isdir(
+        # patches is None while an apply of ours is under way: a HEAD
+        # that moved then is our own half-applied series, not a local
+        # commit, and is redone from the base.
+        if head != state.get('head') and \
+           state.get('patches') is not None and not os.path.isdir(
                 os.path.join(TREE, '.git', 'rebase-apply')):
             raise ToolError('build/linux HEAD moved to %s (local commits?); '
                             'refusing to reset it. Reset with: git -C '
@@ -281,6 +295,9 @@ def prepare(series, quiet=False):
                             % (head[:12], state['head'][:12]))
         print('%s: applying %d patches' % (TOOL, len(patches)), flush=True)
         state['patches'] = None
+        # apply_patches() starts by resetting to the base: if it fails or is
+        # stopped, that, not the old series head, is what the tree is at.
+        state['head'] = state['base']
         save_state(state)
         apply_patches(state, patches)
         save_state(state)
