@@ -2,6 +2,7 @@
 #
 #   make test    build the KUnit kernel and run the suites in QEMU
 #   make check   the project's tests (tools, series, checkpatch, W=1, suite)
+#   make mutants run the mutant catalogue kunit/mutants/ against the suites
 #
 # Variables: FILTER='gup_pin.try_grab*' (kunit.py filter glob),
 # KERNEL_ARGS='a=b c=d' (extra kernel command line), JOBS=N.
@@ -14,11 +15,12 @@ JOBS ?=
 RUN_ARGS = $(FILTER) $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a)) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
-.PHONY: help deps tree test check series clean distclean
+.PHONY: help deps tree test check repeat mutants series clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
 	@echo "  make tree    only prepare build/linux (unpack, patches, kunit/)"
+	@echo "  make repeat  20 boots plus one boot per case: the same results each time"
 	@echo "  make series  export the series with the tests to results/series"
 	@echo "  make clean   remove results/ and the build directories"
 
@@ -33,6 +35,12 @@ test: deps
 
 check: deps
 	@$(PY) tools/check.py $(if $(FILTER),--filter=$(FILTER))
+
+mutants: deps
+	@$(PY) tools/mutate.py kunit/mutants/*.patch
+
+repeat: deps
+	@$(PY) tools/repeat.py --runs 20 --isolated test $(FILTER)
 
 series: deps
 	@$(PY) tools/export_series.py

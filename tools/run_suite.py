@@ -150,6 +150,9 @@ def main():
     ap.add_argument('--no-prepare', dest='prepare', action='store_false',
                     help='build the tree as it is, without prepare_tree '
                     '(for tools/mutate.py; the tree must be prepared)')
+    ap.add_argument('--no-build', dest='build', action='store_false',
+                    help='boot the kernel already built in --build_dir, '
+                    'without preparing or building (tools/repeat.py)')
     args = ap.parse_args()
     args.build_dir = os.path.abspath(args.build_dir)
     results = os.path.abspath(args.results)
@@ -174,7 +177,13 @@ def run(args, results):
             os.unlink(os.path.join(results, name))
         except FileNotFoundError:
             pass
-    if getattr(args, 'prepare', True):
+    if not args.build:
+        state = prepare_tree.load_state()
+        if not state or not os.path.exists(os.path.join(
+                args.build_dir, 'arch', 'x86', 'boot', 'bzImage')):
+            raise ToolError('--no-build: no kernel in %s; run make test '
+                            'first' % args.build_dir)
+    elif getattr(args, 'prepare', True):
         state = prepare_tree.prepare(args.series)
     else:
         state = prepare_tree.load_state()
@@ -183,10 +192,13 @@ def run(args, results):
                             'tools/prepare_tree.py first (--no-prepare)')
 
     build_log = os.path.join(results, 'build.log')
-    print('%s: building (kunit.py build, log %s)' % (TOOL, build_log),
-          flush=True)
-    rc, out = run_logged(kunit_cmd('build', args), build_log,
-                         args.build_timeout)
+    if args.build:
+        print('%s: building (kunit.py build, log %s)' % (TOOL, build_log),
+              flush=True)
+        rc, out = run_logged(kunit_cmd('build', args), build_log,
+                             args.build_timeout)
+    else:
+        rc, out = 0, ''
     t_build = time.monotonic() - t0
     if rc != 0:
         errs = [ln for ln in out.splitlines() if 'error' in ln.lower()]

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Run the suite many times, or isolated, and check it gives one answer.
+
+A refcounting suite is only trusted if it is hermetic: the same per-case
+results in every run, and the same whether all cases share one boot or
+each case boots a kernel of its own.
+
+  tools/repeat.py [--runs N] [--isolated test|suite] [FILTER]
+
+builds once (make test), then boots the same kernel N more times
+(run_suite.py --no-build); with --isolated it also boots one kernel per
+case (or per suite), filtered to it. Every run's per-case statuses come
+from kunit.py's JSON and are compared with the first run's. (kunit.py's
+own --run_isolated is not used: in 6.1 its JSON keeps only the last
+boot.) The build lock is held throughout, so that no other run rebuilds
+the kernel between boots. Writes results/repeat.json and
+prints one line per run that differs, then 'N passed, N failed,
+N skipped' over runs: a run passes when it matches the first run and
+nothing in it failed. Exit 1 if any run differs or fails.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import BuildLock, RESULTS, ROOT, die  # noqa: E402
+
+TOOL = 'repeat'
+RUN_SUITE = os.path.join(ROOT, 'tools', 'run_suite.py')
+
+
+def flatten(top):
+    """Map 'suite.case[/param]' -> status for kunit.py's JSON of a run.
+
+    The JSON nests run -> suites -> cases, and a parameterised case is a
+    group whose test cases are its parameters.
+    """
+    out = {}
+    for suite in top.get('sub_groups', []):
+        for case in suite.get('test_cases', []):
+            out['%s.%s' % (suite['name'], case['name'])] = case['status']
+        for pcase in suite.get('sub_groups', []):
+            for param in pcase.get('test_cases', []):
+                out['%s.%s/%s' % (suite['name'], pcase['name'],
+                                  param['name'])] = param['status']
+    return out
+
+
+def one_run(label, extra, results, filt):
+    """Run the suite once; return (statuses or None, exit status)."""
+    res = os.path.join(results, label)
+    cmd = [sys.executable, RUN_SUITE, '--results', res] + extra
+    if filt:
+        cmd.append(filt)
+    proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    try:
+        with open(os.path.join(res, 'kunit.json')) as f:
+            return flatten(json.load(f)), proc.returncode
+    except (OSError, ValueError):
+        return None, proc.returncode or 1
+
+
+def compare(base, other):
+    """Lines describing how @other differs from @base."""
+    diff = []
+    for key in sorted(set(base) | set(other)):
+        if base.get(key) != other.get(key):
+            diff.append('%s: %s -> %s' % (key, base.get(key, 'absent'),
+                                          other.get(key, 'absent')))
+    return diff
+
+
+def repeat(args, results):
+    """Run everything; return (runs, number of cases) or (None, 0)."""
+    base, rc = one_run('run-00', [], results, args.filter)
+    if base is None:
+        return None, 0
+    runs = [{'label': 'run-00', 'exit': rc, 'differs': []}]
+    todo = [('run-%02d' % i, args.filter, None)
+            for i in range(1, args.runs + 1)]
+    if args.isolated:
+        units = sorted({key.split('/')[0] if args.isolated == 'test'
+                        else key.split('.')[0] for key in base})
+        todo += [('isolated/' + u, u, u) for u in units]
+    for label, filt, unit in todo:
+        got, rc = one_run(label, ['--no-build'], results, filt)
+        want = base if unit is None else {
+            k: v for k, v in base.items()
+            if k == unit or k.startswith(unit + '/') or
+            k.startswith(unit + '.')}
+        differs = ['no results'] if got is None else compare(want, got)
+        runs.append({'label': label, 'exit': rc, 'differs': differs})
+        for line in differs:
+            print('%s: %s differs: %s' % (TOOL, label, line), flush=True)
+    return runs, len(base)
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument('filter', nargs='?', default='')
+    ap.add_argument('--runs', type=int, default=20,
+                    help='boots of the same kernel after the first '
+                    '(default 20)')
+    ap.add_argument('--isolated', choices=['test', 'suite'],
+                    help='also boot one kernel per case (test) or per suite')
+    ap.add_argument('--results', default=os.path.join(RESULTS, 'repeat'))
+    args = ap.parse_args()
+    results = os.path.abspath(args.results)
+    try:
+        os.makedirs(results, exist_ok=True)
+    except OSError as e:
+        die(TOOL, 'cannot create %s: %s' % (results, e.strerror))
+
+    with BuildLock(TOOL):
+        runs, ncases = repeat(args, results)
+    if runs is None:
+        die(TOOL, 'the first run produced no results (see %s/run-00)'
+            % results)
+    bad = [r for r in runs if r['exit'] or r['differs']]
+    with open(os.path.join(results, 'repeat.json'), 'w') as f:
+        json.dump({'cases': ncases, 'runs': runs}, f, indent=1)
+    print('%s: %d runs of %d cases; %d identical to the first and passing'
+          % (TOOL, len(runs), ncases, len(runs) - len(bad)))
+    print('%d passed, %d failed, 0 skipped' % (len(runs) - len(bad),
+                                               len(bad)))
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
