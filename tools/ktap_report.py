@@ -67,6 +67,7 @@ apply_expected(), junit_xml(), summary() and report_lines() on the Result.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -101,6 +102,16 @@ END_RE = re.compile(
 CRASH_RE = re.compile(
     r'Kernel panic - not syncing|\bBUG:|\bOops\b|general protection fault'
     r'|Unable to handle kernel|detected stalls?\b|blocked for more than')
+# Console reports that fail the case during which they appear, unless
+# declared (--expect-splats): WARN, BUG, KASAN, UBSAN, kmemleak, lockdep
+# (which reports as "WARNING: possible ..." / "inconsistent lock state"),
+# bad page state, general protection fault.
+SPLAT_RE = re.compile(r'^(?:WARNING: |BUG: |BUG kmalloc|KASAN: |UBSAN: |'
+                      r'kmemleak: .*(?:leak|unreferenced)|'
+                      r'.*Bad page (?:state|map)|general protection fault|'
+                      r'.*inconsistent lock state)')
+SPLAT_MESSAGES = ('unexpected console report', 'declared console report',
+                  'console report outside')
 FAILED_AT_RE = re.compile(r'(?:EXPECTATION|ASSERTION) FAILED at (\S+):(\d+)')
 STATS_RE = re.compile(r'^# \S+: pass:\d+ fail:\d+ skip:\d+ total:\d+$')
 CASE_LOG_RE = re.compile(r'^\s+# (\w+): ')
@@ -431,6 +442,8 @@ def _location(diagnostics: list[str]) -> tuple[str, int] | None:
 
 
 def _failure_message(node: Node) -> str:
+    if node.message.startswith(SPLAT_MESSAGES):
+        return node.message
     lines = [line.strip() for line in node.diagnostics if line.strip()]
     for line in lines:
         match = FAILED_AT_RE.search(line)
@@ -457,6 +470,68 @@ def parse_log(text: str, log_name: str = 'kunit.log') -> Result:
             break
     reason = parser.finish()
     return Result(True, log_name, parser.root, parser.lines, reason, tail)
+
+
+def read_splats(path: str) -> list[tuple[str, str]]:
+    """Declared splats: lines 'CASE-GLOB TEXT' (# comments allowed)."""
+    out = []
+    with open(path, encoding='utf-8') as file:
+        for line in file:
+            line = line.split('#', 1)[0].strip()
+            if line:
+                glob, _, text = line.partition(' ')
+                out.append((glob, text.strip()))
+    return out
+
+
+def _leaf_nodes(node: Node, path: str):
+    if not node.children:
+        yield path, node
+    for child in node.children:
+        yield from _leaf_nodes(child, f'{path}/{child.name}' if '.' in path
+                               else f'{path}.{child.name}' if path
+                               else child.name)
+
+
+def apply_splats(result: Result, text: str,
+                 declared: list[tuple[str, str]]) -> list[str]:
+    """Fail cases with undeclared console splats, or missing declared ones.
+
+    A splat belongs to the case whose result line follows it. Splats
+    outside every case (before KUnit, after the last suite) fail a
+    synthesized 'console' entry. Return one line per problem.
+    """
+    problems, attributed = [], []
+    for name, node in _leaf_nodes(result.root, ''):
+        splats = [ln.strip() for ln in node.diagnostics
+                  if SPLAT_RE.match(ln.strip())]
+        attributed += splats
+        mine = [(g, t) for g, t in declared if fnmatch.fnmatchcase(name, g)]
+        unexpected = [ln for ln in splats
+                      if not any(t in ln for _g, t in mine)]
+        missing = [t for _g, t in mine if not any(t in ln for ln in splats)]
+        why = None
+        if unexpected:
+            why = f'unexpected console report: {unexpected[0]}'
+        elif missing and node.status == PASSED:
+            why = f'declared console report "{missing[0]}" did not appear'
+        if why:
+            problems.append(f'{name}: {why}')
+            if node.status in (PASSED, SKIPPED):
+                node.status, node.message = FAILED, why
+    outside = [ln.strip() for ln in (TIMESTAMP_RE.sub('', x)
+                                     for x in text.splitlines())
+               if SPLAT_RE.match(ln.strip())]
+    for line in attributed:
+        if line in outside:
+            outside.remove(line)
+    if outside and result.found:
+        why = f'console report outside any case: {outside[0]}'
+        problems.append(f'console: {why}')
+        suite = result.root.add(Node(name='console'))
+        suite.add(Node(name='reports outside any case', status=FAILED,
+                       message=why, diagnostics=outside))
+    return problems
 
 
 def apply_expected(result: Result, names: list[str]) -> list[str]:
@@ -609,6 +684,11 @@ def _run(args: argparse.Namespace) -> int:
             return 2
     for name in apply_expected(result, expected):
         _warn(f'expected suite {name} did not run')
+    if args.expect_splats is not None:
+        declared = read_splats(args.expect_splats) if args.expect_splats \
+            else []
+        for problem in apply_splats(result, text, declared):
+            _warn(problem)
     _write_outputs(result, args)
     print('\n'.join(report_lines(result)))
     return result.exit_status()
@@ -633,6 +713,13 @@ def _arg_parser() -> argparse.ArgumentParser:
                         help='suite names that must appear, one per line')
     parser.add_argument('--summary-json', metavar='OUT.json',
                         help='write a JSON summary')
+    parser.add_argument('--expect-splats', metavar='FILE', nargs='?',
+                        const='',
+                        help='fail every case during which the console '
+                             'shows a WARNING, BUG, KASAN, kmemleak, '
+                             'lockdep or bad page report, except those '
+                             'that FILE declares (lines "CASE-GLOB TEXT"), '
+                             'and a declared one that did not appear')
     return parser
 
 

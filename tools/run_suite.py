@@ -66,6 +66,8 @@ def kunit_cmd(verb, args):
            '--kunitconfig=' + KUNITCONFIG, '--qemu_config=' + QEMU_CONFIG]
     for opt in args.kconfig_add:
         cmd.append('--kconfig_add=' + opt)
+    for opt in getattr(args, 'make_options', None) or []:
+        cmd.append('--make_options=' + opt)
     if verb == 'build':
         cmd.append('--jobs=%d' % args.jobs)
     return cmd
@@ -138,6 +140,10 @@ def main():
                     help='extra kernel command-line argument (repeatable)')
     ap.add_argument('--kconfig_add', action='append', default=[],
                     help='extra Kconfig option for kunit.py (repeatable)')
+    ap.add_argument('--make_options', action='append', default=[],
+                    metavar='X=Y',
+                    help='extra make option for kunit.py build and exec, '
+                    'e.g. GCOV_PROFILE_gup.o=y (repeatable)')
     ap.add_argument('--timeout', type=int, default=int(
                     os.environ.get('KUNIT_TIMEOUT', '180')),
                     help='seconds the QEMU run may take (default 180)')
@@ -255,7 +261,9 @@ def run(args, results):
               console, '--ktap', os.path.join(results, 'kunit.ktap'),
               '--junit', os.path.join(results, 'junit.xml'),
               '--expect-suites', suites_file,
-              '--summary-json', os.path.join(results, 'summary.json')]
+              '--summary-json', os.path.join(results, 'summary.json'),
+              '--expect-splats', os.path.join(ROOT, 'kunit',
+                                              'expected-splats')]
     rep = subprocess.run(report, text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     lines = rep.stdout.rstrip('\n').splitlines()
