@@ -20,7 +20,13 @@ another run can use the tree between two mutants):
      mutant; a build failure is status nocompile (never killed);
   4. in a finally (also on Ctrl-C) the files the patch touched are restored
      with git checkout, and the tree is checked clean again.
-tools/prepare_tree.py runs once, before the first mutant.
+tools/prepare_tree.py runs once, before the first mutant, followed by a
+baseline run of the unmutated tree (RESULTS/mutants/_baseline/): it must
+not crash; cases that already fail there, and suites that did not run there
+(listed in kunit/suites by work in progress but not yet in the tree's test
+sources), do not count as kills. A crash or hang always kills. Each entry
+records the sha256 of the tree's test source it ran against
+(tests_sha256), since another run may sync a newer one between mutants.
 
 Statuses: killed, survived, noapply, nocompile, equivalent (a mutant marked
 Equivalent that survived). A mutant marked Equivalent is still run; if it
@@ -33,8 +39,13 @@ description, ...}) and RESULTS/mutants.md (a table and the line
 'N passed, N failed, N skipped': passed = killed + equivalent that
 survived; failed = survived + noapply + nocompile + equivalent that was
 killed. The exit status is 1 if any failed.
+
+--rescore builds nothing: it recomputes the statuses of an earlier run
+from RESULTS/mutants.json and RESULTS/mutants/*/summary.json (after a
+change of the kill rules or of a mutant's Equivalent header).
 """
 import argparse
+import hashlib
 import json
 import os
 import signal
@@ -131,22 +142,56 @@ def failing_cases(summary):
     return cases
 
 
-def outcome_of_run(summary, run_rc):
+class Baseline:
+    """What the unmutated tree does: the suites that ran and the cases
+    that already fail there. Neither those failures nor suites that did
+    not run without a mutant (listed in kunit/suites by work in progress,
+    but not in the tree's test sources) count as kills."""
+
+    def __init__(self, summary=None):
+        self.suites = None          # None: no baseline, count everything
+        self.failures = frozenset()
+        if summary is None:
+            return
+        if summary.get('crashed'):
+            raise ToolError('the unmutated kernel crashed or hung (%s); fix '
+                            'the suite before running mutants'
+                            % (summary.get('crash_reason') or '?'))
+        missing = set(summary.get('missing_suites') or [])
+        self.suites = frozenset(s['name'] for s in summary.get('suites', [])
+                                if s['name'] not in missing)
+        self.failures = frozenset(failing_cases(summary))
+
+    def counts(self, case):
+        if case in self.failures:
+            return False
+        if self.suites is None:
+            return True
+        if case.startswith('(suite '):
+            return case.split()[1] in self.suites
+        return case.split('.', 1)[0] in self.suites
+
+    def describe(self):
+        out = sorted(self.failures)
+        return out
+
+
+def outcome_of_run(summary, baseline=None):
     """killed/survived and the evidence, from a finished suite run.
 
-    summary is the summary.json dict (None if the run wrote none).
+    summary is the summary.json dict of the mutant's run; baseline a
+    Baseline (what does not count as a kill). A crash or hang always
+    kills.
     """
-    if summary is None:
-        return 'killed', ['(no summary.json: run_suite exit %s)' % run_rc]
+    baseline = baseline or Baseline()
     cases = failing_cases(summary)
-    if summary.get('crashed'):
-        cases.append('(crashed: %s)' % (summary.get('crash_reason') or '?'))
     for s in summary.get('missing_suites') or []:
         cases.append('(suite %s did not run)' % s)
-    if cases or summary.get('failed'):
-        return 'killed', cases or ['(%d failed)' % summary['failed']]
-    if run_rc not in (0, None):
-        return 'killed', ['(run_suite exit %s)' % run_rc]
+    cases = [c for c in cases if baseline.counts(c)]
+    if summary.get('crashed'):
+        cases.append('(crashed: %s)' % (summary.get('crash_reason') or '?'))
+    if cases:
+        return 'killed', cases
     return 'survived', []
 
 
@@ -213,9 +258,13 @@ def _md_cell(text):
     return str(text).replace('|', '\\|').replace('\n', ' ')
 
 
-def markdown(entries):
+def markdown(entries, baseline=None):
     """results/mutants.md: a table and the totals line."""
-    out = ['# Mutants', '',
+    out = ['# Mutants', '']
+    if baseline is not None and baseline.failures:
+        out += ['Failing without a mutant (not counted as kills): %s'
+                % ', '.join(baseline.describe()), '']
+    out += [
            '| mutant | file | status | seconds | description | cases |',
            '|---|---|---|---:|---|---|']
     for e in entries:
@@ -233,11 +282,11 @@ def markdown(entries):
     return '\n'.join(out)
 
 
-def write_reports(entries, results):
+def write_reports(entries, results, baseline=None):
     """Write RESULTS/mutants.json and RESULTS/mutants.md atomically."""
     os.makedirs(results, exist_ok=True)
     for name, text in (('mutants.json', json.dumps(entries, indent=1) + '\n'),
-                       ('mutants.md', markdown(entries))):
+                       ('mutants.md', markdown(entries, baseline))):
         path = os.path.join(results, name)
         tmp = path + '.tmp'
         with open(tmp, 'w') as f:
@@ -347,7 +396,37 @@ def read_summary(results_dir):
         return None
 
 
-def run_one(m, results, timeout, jobs):
+def tests_sha():
+    """sha256 of the test sources synced into the tree (prepare state)."""
+    import prepare_tree
+    state = prepare_tree.load_state() or {}
+    h = hashlib.sha256()
+    for rel in sorted(state.get('synced', {})):
+        h.update(rel.encode() + b'\0')
+        h.update((prepare_tree.file_sha(os.path.join(TREE, rel)) or '')
+                 .encode())
+    return h.hexdigest()
+
+
+def run_baseline(results, timeout, jobs):
+    """Build and run the unmutated tree; return its Baseline."""
+    rdir = os.path.join(results, 'mutants', '_baseline')
+    os.makedirs(rdir, exist_ok=True)
+    try:
+        os.unlink(os.path.join(rdir, 'summary.json'))
+    except FileNotFoundError:
+        pass
+    require_clean(TREE)
+    _rc, out = run_suite(rdir, timeout, jobs)
+    summary = read_summary(rdir)
+    if summary is None:
+        last = out.strip().splitlines()[-1:] or ['no output']
+        raise ToolError('the unmutated tree does not build or run: %s'
+                        % last[0])
+    return Baseline(summary)
+
+
+def run_one(m, results, timeout, jobs, baseline=None):
     """Apply, build, run and restore one mutant; return its entry."""
     t0 = time.monotonic()
     equivalent = bool(m['header']['equivalent'])
@@ -361,6 +440,7 @@ def run_one(m, results, timeout, jobs):
         entry['equivalent_reason'] = m['header']['equivalent']
     rdir = os.path.join(results, 'mutants', m['name'])
     require_clean(TREE)
+    entry['tests_sha256'] = tests_sha()
     err = try_apply(TREE, m['path'])
     if err is not None:
         entry['status'] = 'noapply'
@@ -374,7 +454,7 @@ def run_one(m, results, timeout, jobs):
                 os.unlink(os.path.join(rdir, stale))
             except FileNotFoundError:
                 pass
-        rc, out = run_suite(rdir, timeout, jobs)
+        _rc, out = run_suite(rdir, timeout, jobs)
     finally:
         restore(TREE, m['files'])
     summary = read_summary(rdir)
@@ -382,21 +462,70 @@ def run_one(m, results, timeout, jobs):
         entry['status'] = 'nocompile'
         entry['detail'] = next((ln for ln in out.splitlines()
                                 if 'kernel build failed' in ln), '')
-    elif summary is None and 'not found' in out:
-        raise ToolError('run_suite could not run: %s'
-                        % out.strip().splitlines()[-1])
+    elif summary is None:
+        last = out.strip().splitlines()[-1:] or ['no output']
+        raise ToolError('run_suite failed for %s: %s' % (m['name'], last[0]))
     else:
-        outcome, cases = outcome_of_run(summary, rc)
+        outcome, cases = outcome_of_run(summary, baseline)
         entry['status'] = final_status(outcome, equivalent)
         entry['cases'] = cases
     entry['seconds'] = round(time.monotonic() - t0, 1)
     return entry
 
 
-def prepare_once(series):
+def rescore(mutants, results):
+    """Recompute killed/survived/equivalent of an earlier run from its
+    RESULTS/mutants/*/summary.json (noapply/nocompile are kept)."""
+    try:
+        with open(os.path.join(results, 'mutants.json')) as f:
+            old = {e['name']: e for e in json.load(f)}
+    except (OSError, ValueError):
+        raise ToolError('no earlier %s to rescore'
+                        % os.path.join(results, 'mutants.json'))
+    base_summary = read_summary(os.path.join(results, 'mutants',
+                                             '_baseline'))
+    if base_summary is None:
+        raise ToolError('no baseline summary.json under %s/mutants/_baseline'
+                        % results)
+    baseline = Baseline(base_summary)
+    entries = []
+    for m in mutants:
+        e = old.get(m['name'])
+        if e is None:
+            raise ToolError('%s was not run in %s' % (m['name'], results))
+        if e['status'] not in ('noapply', 'nocompile'):
+            summary = read_summary(os.path.join(results, 'mutants',
+                                                m['name']))
+            if summary is None:
+                raise ToolError('no summary.json for %s' % m['name'])
+            eq = bool(m['header']['equivalent'])
+            outcome, cases = outcome_of_run(summary, baseline)
+            e['status'] = final_status(outcome, eq)
+            e['cases'] = cases
+            e['equivalent_claimed'] = eq
+            e['description'] = m['header']['subject']
+            e['models'] = m['header']['models']
+            if eq:
+                e['equivalent_reason'] = m['header']['equivalent']
+        entries.append(e)
+        print('%s:   %s %s' % (TOOL, e['name'], console_verdict(e)))
+    write_reports(entries, results, baseline)
+    print('%s: %s (rescored)' % (TOOL, totals_line(entries)))
+    print(summary_line(entries))
+    return 1 if totals(entries)['failed'] else 0
+
+
+def prepare_once(series, results, timeout, jobs):
+    """prepare_tree once, then the baseline run; return the baseline."""
     import prepare_tree
     with BuildLock(TOOL):
         prepare_tree.prepare(series, quiet=True)
+        print('%s: baseline run without a mutant' % TOOL, flush=True)
+        base = run_baseline(results, timeout, jobs)
+    if base.failures:
+        print('%s: failing without a mutant (not counted as kills): %s'
+              % (TOOL, ', '.join(base.describe())), flush=True)
+    return base
 
 
 def main(argv=None):
@@ -412,34 +541,45 @@ def main(argv=None):
     ap.add_argument('--jobs', type=int, default=0,
                     help='build jobs (default: run_suite default)')
     ap.add_argument('--series', default=os.environ.get('GPK_SERIES', '6.1'))
+    ap.add_argument('--rescore', action='store_true',
+                    help='build nothing: recompute the statuses from the '
+                    'summary.json files of an earlier run in RESULTS')
     args = ap.parse_args(argv)
     results = os.path.abspath(args.results)
     try:
         mutants = [load_mutant(p) for p in args.patches]
     except ToolError as e:
         die(TOOL, str(e))
+    if args.rescore:
+        try:
+            return rescore(mutants, results)
+        except ToolError as e:
+            die(TOOL, str(e))
     entries = []
+    baseline = None
     try:
-        prepare_once(args.series)
+        baseline = prepare_once(args.series, results, args.timeout,
+                                args.jobs)
         for i, m in enumerate(mutants, 1):
             print('%s: [%d/%d] %s (%s)' % (TOOL, i, len(mutants), m['name'],
                                           m['header']['subject']), flush=True)
             with BuildLock(TOOL):
-                entry = run_one(m, results, args.timeout, args.jobs)
+                entry = run_one(m, results, args.timeout, args.jobs,
+                                baseline)
             entries.append(entry)
             print('%s:   %s %s  %.1fs' % (TOOL, m['name'],
                                           console_verdict(entry),
                                           entry['seconds']), flush=True)
-            write_reports(entries, results)
+            write_reports(entries, results, baseline)
     except ToolError as e:
         if entries:
-            write_reports(entries, results)
+            write_reports(entries, results, baseline)
         die(TOOL, str(e))
     except KeyboardInterrupt:
         if entries:
-            write_reports(entries, results)
+            write_reports(entries, results, baseline)
         die(TOOL, 'interrupted; build/linux was restored', 130)
-    write_reports(entries, results)
+    write_reports(entries, results, baseline)
     print('%s: %s; reports in %s' % (
         TOOL, totals_line(entries),
         os.path.relpath(os.path.join(results, 'mutants.md'))))

@@ -1,0 +1,314 @@
+"""Tests of the pure parts of tools/mutate.py (no kernel builds); run from
+the repository root with
+
+    python3 -m unittest discover -s tools/tests
+"""
+
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TOOLS = HERE.parent
+MUTANTS = TOOLS.parent / 'kunit' / 'mutants'
+sys.path.insert(0, str(TOOLS))
+
+
+def _load_tool():
+    spec = importlib.util.spec_from_file_location('mutate',
+                                                  TOOLS / 'mutate.py')
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+mu = _load_tool()
+
+PATCH = """Subject: gup_put_folio() drops the bias minus one
+Models: off-by-one in the bias
+Equivalent: it is not, but this checks
+  a continuation line
+
+--- a/mm/gup.c
++++ b/mm/gup.c
+@@ -1,3 +1,3 @@
+ a
+-b
++c
+ d
+"""
+
+
+def summary(cases, crashed=False, missing=()):
+    """A summary.json dict with one suite of (name, status) cases."""
+    return {'passed': sum(1 for _n, s in cases if s == 'passed'),
+            'failed': sum(1 for _n, s in cases if s != 'passed'),
+            'skipped': 0, 'crashed': crashed,
+            'crash_reason': 'Kernel panic' if crashed else None,
+            'missing_suites': list(missing),
+            'suites': [{'name': 'gup_pin', 'cases': [
+                {'name': n, 'status': s} for n, s in cases]}]}
+
+
+def entry(status, eq=False, name='m'):
+    return {'name': name, 'file': 'mm/gup.c', 'status': status,
+            'cases': ['gup_pin.a'] if status == 'killed' else [],
+            'seconds': 1.0, 'description': 'd', 'equivalent_claimed': eq}
+
+
+class HeaderTest(unittest.TestCase):
+    def test_fields(self):
+        h = mu.parse_header(PATCH)
+        self.assertEqual(h['subject'], 'gup_put_folio() drops the bias '
+                         'minus one')
+        self.assertEqual(h['models'], 'off-by-one in the bias')
+        self.assertEqual(h['equivalent'],
+                         'it is not, but this checks a continuation line')
+
+    def test_missing_equivalent_is_empty(self):
+        h = mu.parse_header('Subject: x\nModels: y\n\n--- a/f\n+++ b/f\n')
+        self.assertEqual(h['equivalent'], '')
+
+    def test_header_stops_at_diff(self):
+        text = 'Subject: x\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-Models: no\n'
+        self.assertEqual(mu.parse_header(text)['models'], '')
+
+    def test_name(self):
+        self.assertEqual(mu.mutant_name('kunit/mutants/007-x-y.patch'),
+                         '007-x-y')
+
+    def test_catalogue_headers(self):
+        patches = sorted(MUTANTS.glob('*.patch'))
+        self.assertGreaterEqual(len(patches), 40)
+        for p in patches:
+            m = mu.load_mutant(str(p))
+            self.assertTrue(m['header']['subject'], p.name)
+            self.assertTrue(m['header']['models'], p.name)
+            self.assertRegex(p.name, r'^\d{3}-[a-z0-9-]+\.patch$')
+            for path, kind in m['files']:
+                self.assertEqual(kind, 'modify', p.name)
+                self.assertFalse(path.startswith(('a/', 'b/', '/')))
+
+
+class TouchedFilesTest(unittest.TestCase):
+    def test_modify(self):
+        self.assertEqual(mu.touched_files(PATCH), [('mm/gup.c', 'modify')])
+
+    def test_git_diff_create_delete_and_timestamps(self):
+        text = ('diff --git a/x.c b/x.c\nindex 1..2 100644\n'
+                '--- a/x.c\t2024-01-01 00:00:00\n'
+                '+++ b/x.c\t2024-01-01 00:00:01\n@@ -1 +1 @@\n-a\n+b\n'
+                '--- /dev/null\n+++ b/new.h\n@@ -0,0 +1 @@\n+x\n'
+                '--- a/old.h\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n'
+                '--- a/x.c\n+++ b/x.c\n@@ -9 +9 @@\n-c\n+d\n')
+        self.assertEqual(mu.touched_files(text),
+                         [('x.c', 'modify'), ('new.h', 'create'),
+                          ('old.h', 'delete')])
+
+    def test_removed_line_looking_like_header(self):
+        # A removed line '-- x' shows as '--- x' but is not followed by +++.
+        text = '--- a/f\n+++ b/f\n@@ -1,2 +1 @@\n--- x\n a\n'
+        self.assertEqual(mu.touched_files(text), [('f', 'modify')])
+
+    def test_no_diff_is_an_error(self):
+        with tempfile.NamedTemporaryFile('w', suffix='.patch') as f:
+            f.write('Subject: x\n')
+            f.flush()
+            with self.assertRaises(mu.ToolError):
+                mu.load_mutant(f.name)
+
+
+class StatusTest(unittest.TestCase):
+    def test_failing_cases(self):
+        s = summary([('a', 'passed'), ('b/order 0', 'failed'),
+                     ('c', 'skipped'), ('d', 'crashed')])
+        self.assertEqual(mu.failing_cases(s),
+                         ['gup_pin.b/order 0', 'gup_pin.d'])
+
+    def test_killed_by_failure(self):
+        st, cases = mu.outcome_of_run(summary([('a', 'failed')]))
+        self.assertEqual((st, cases), ('killed', ['gup_pin.a']))
+
+    def test_killed_by_crash(self):
+        st, cases = mu.outcome_of_run(summary([('a', 'passed')], True))
+        self.assertEqual(st, 'killed')
+        self.assertIn('crashed', cases[0])
+
+    def test_survived(self):
+        self.assertEqual(mu.outcome_of_run(summary([('a', 'passed')])),
+                         ('survived', []))
+
+    def test_baseline_failures_do_not_kill(self):
+        base = mu.Baseline(summary([('a', 'failed'), ('b', 'passed')],
+                                   missing=['gup_x']))
+        self.assertEqual(base.failures, {'gup_pin.a'})
+        self.assertEqual(base.suites, {'gup_pin'})
+        run = summary([('a', 'failed'), ('b', 'passed')], missing=['gup_x'])
+        self.assertEqual(mu.outcome_of_run(run, base), ('survived', []))
+        run = summary([('a', 'failed'), ('b', 'failed')])
+        self.assertEqual(mu.outcome_of_run(run, base),
+                         ('killed', ['gup_pin.b']))
+
+    def test_suites_missing_in_baseline_do_not_kill(self):
+        base = mu.Baseline(summary([('a', 'passed')]))
+        run = summary([('a', 'passed')], missing=['gup_new'])
+        run['suites'].append({'name': 'gup_new', 'cases': [
+            {'name': '<not run>', 'status': 'not_run'}]})
+        self.assertEqual(mu.outcome_of_run(run, base), ('survived', []))
+        # ... but a suite of the baseline that vanishes does.
+        run = summary([], missing=['gup_pin'])
+        self.assertEqual(mu.outcome_of_run(run, base),
+                         ('killed', ['(suite gup_pin did not run)']))
+
+    def test_crash_kills_despite_baseline(self):
+        base = mu.Baseline(summary([('a', 'failed')]))
+        st, cases = mu.outcome_of_run(summary([('a', 'failed')], True), base)
+        self.assertEqual(st, 'killed')
+        self.assertEqual(len(cases), 1)
+
+    def test_crashed_baseline_is_an_error(self):
+        with self.assertRaises(mu.ToolError):
+            mu.Baseline(summary([], crashed=True))
+
+    def test_final_status(self):
+        self.assertEqual(mu.final_status('survived', True), 'equivalent')
+        self.assertEqual(mu.final_status('survived', False), 'survived')
+        self.assertEqual(mu.final_status('killed', True), 'killed')
+
+    def test_totals_and_summary_line(self):
+        es = [entry('killed'), entry('killed', eq=True), entry('survived'),
+              entry('noapply'), entry('nocompile'), entry('equivalent', True)]
+        t = mu.totals(es)
+        self.assertEqual((t['killed'], t['survived'], t['equivalent'],
+                          t['catalogue_errors']), (2, 1, 1, 1))
+        self.assertEqual((t['passed'], t['failed']), (2, 4))
+        self.assertEqual(mu.summary_line(es), '2 passed, 4 failed, 0 skipped')
+        self.assertTrue(mu.totals_line(es).startswith(
+            'killed 2 / total 6 (equivalent 1)'))
+
+    def test_console_verdict(self):
+        e = entry('killed')
+        e['cases'] = ['c%d' % i for i in range(6)]
+        self.assertEqual(mu.console_verdict(e),
+                         'KILLED (c0, c1, c2, c3, +2 more)')
+        self.assertEqual(mu.console_verdict(entry('survived')), 'SURVIVED')
+        self.assertIn('catalogue error',
+                      mu.console_verdict(entry('killed', eq=True)))
+        self.assertEqual(mu.console_verdict(entry('equivalent', True)),
+                         'EQUIVALENT')
+
+
+class ReportTest(unittest.TestCase):
+    def test_json_and_markdown(self):
+        es = [entry('killed', name='001-a'), entry('survived', name='002-b'),
+              entry('equivalent', True, name='003-c')]
+        es[1]['description'] = 'pipe | in text'
+        with tempfile.TemporaryDirectory() as d:
+            mu.write_reports(es, d, mu.Baseline(summary([('x', 'failed')])))
+            with open(os.path.join(d, 'mutants.json')) as f:
+                data = json.load(f)
+            with open(os.path.join(d, 'mutants.md')) as f:
+                md = f.read()
+        self.assertEqual([e['name'] for e in data], ['001-a', '002-b',
+                                                     '003-c'])
+        for e in data:
+            for key in ('name', 'file', 'status', 'cases', 'seconds',
+                        'description'):
+                self.assertIn(key, e)
+            self.assertIn(e['status'], mu.STATUSES)
+        rows = [ln for ln in md.splitlines() if ln.startswith('| 00')]
+        self.assertEqual(len(rows), 3)
+        self.assertIn('pipe \\| in text', md)
+        self.assertIn('gup_pin.x', md)
+        self.assertEqual(md.strip().splitlines()[-1],
+                         'killed 1 / total 3 (equivalent 1); survived 1')
+
+
+class RescoreTest(unittest.TestCase):
+    def test_rescore_uses_baseline(self):
+        with tempfile.TemporaryDirectory() as d:
+            def put(rel, obj):
+                path = os.path.join(d, rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, 'w') as f:
+                    json.dump(obj, f)
+            put('mutants/_baseline/summary.json', summary([('a', 'passed')]))
+            run = summary([('a', 'passed')], missing=['gup_new'])
+            put('mutants/001-x/summary.json', run)
+            put('mutants/002-y/summary.json', summary([('a', 'failed')]))
+            put('mutants.json', [dict(entry('killed', name='001-x')),
+                                 dict(entry('nocompile', name='002-y'))])
+            pdir = os.path.join(d, 'p')
+            os.makedirs(pdir)
+            ms = []
+            for name in ('001-x', '002-y'):
+                path = os.path.join(pdir, name + '.patch')
+                with open(path, 'w') as f:
+                    f.write(PATCH)
+                ms.append(mu.load_mutant(path))
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                rc = mu.rescore(ms, d)
+            with open(os.path.join(d, 'mutants.json')) as f:
+                data = json.load(f)
+        self.assertEqual([e['status'] for e in data],
+                         ['equivalent', 'nocompile'])
+        self.assertEqual(rc, 1)
+        self.assertEqual(out.getvalue().splitlines()[-1],
+                         '1 passed, 1 failed, 0 skipped')
+
+
+@unittest.skipUnless(shutil.which('git'), 'git not installed')
+class GitTreeTest(unittest.TestCase):
+    """apply/noapply/restore against a throwaway repository."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='mutate-test-')
+        self.tree = os.path.join(self.tmp, 'tree')
+        os.makedirs(os.path.join(self.tree, 'mm'))
+        with open(os.path.join(self.tree, 'mm', 'gup.c'), 'w') as f:
+            f.write('a\nb\nd\n')
+        git = ['git', '-C', self.tree, '-c', 'user.name=t',
+               '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false']
+        for args in (['init', '-q'], ['add', '-A'],
+                     ['commit', '-q', '-m', 'base']):
+            subprocess.run(git + args, check=True, stdout=subprocess.DEVNULL)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def write_patch(self, text):
+        path = os.path.join(self.tmp, 'm.patch')
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def test_apply_and_restore(self):
+        p = self.write_patch(PATCH)
+        self.assertIsNone(mu.try_apply(self.tree, p))
+        self.assertEqual(mu.tree_changes(self.tree), ['mm/gup.c'])
+        with self.assertRaises(mu.ToolError):
+            mu.require_clean(self.tree)
+        mu.restore(self.tree, mu.touched_files(PATCH))
+        self.assertEqual(mu.tree_changes(self.tree), [])
+        with open(os.path.join(self.tree, 'mm', 'gup.c')) as f:
+            self.assertEqual(f.read(), 'a\nb\nd\n')
+
+    def test_noapply_leaves_tree_clean(self):
+        p = self.write_patch(PATCH.replace('-b\n', '-zzz\n'))
+        err = mu.try_apply(self.tree, p)
+        self.assertIsNotNone(err)
+        self.assertIn('error', err)
+        mu.require_clean(self.tree)
+
+
+if __name__ == '__main__':
+    unittest.main()
