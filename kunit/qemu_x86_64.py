@@ -6,7 +6,8 @@
 #                       a crash ends the run at once instead of waiting for
 #                       KUnit's 300 s per-case timeout.
 #  hugepages=8          hugetlb pool for the user-memory pins.
-#  movablecore=256M     a ZONE_MOVABLE for the FOLL_LONGTERM migration cases.
+#  movablecore=512M     a ZONE_MOVABLE for the FOLL_LONGTERM migration cases
+#                       (512M: under KASAN the shadow fills the top 256M).
 #  vsyscall=emulate     a gate area to pin.
 from ..qemu_config import QemuArchParams
 
@@ -17,6 +18,6 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   qemu_arch='x86_64',
 			   kernel_path='arch/x86/boot/bzImage',
 			   kernel_command_line='console=ttyS0 oops=panic panic=1 '
-			   'hugepages=8 movablecore=256M vsyscall=emulate',
+			   'hugepages=8 movablecore=512M vsyscall=emulate',
 			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
 					      '-m', '2048'])

@@ -107,7 +107,8 @@ CRASH_RE = re.compile(
 # (which reports as "WARNING: possible ..." / "inconsistent lock state"),
 # bad page state, general protection fault.
 SPLAT_RE = re.compile(r'^(?:WARNING: |BUG: |BUG kmalloc|KASAN: |UBSAN: |'
-                      r'kmemleak: .*(?:leak|unreferenced)|'
+                      r'kmemleak: \d+ new suspected memory leak|'
+                      r'unreferenced object 0x|'
                       r'.*Bad page (?:state|map)|general protection fault|'
                       r'.*inconsistent lock state)')
 SPLAT_MESSAGES = ('unexpected console report', 'declared console report',

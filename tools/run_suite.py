@@ -64,6 +64,8 @@ def kunit_cmd(verb, args):
     cmd = [sys.executable, 'tools/testing/kunit/kunit.py', verb,
            '--arch=x86_64', '--build_dir=' + args.build_dir,
            '--kunitconfig=' + KUNITCONFIG, '--qemu_config=' + QEMU_CONFIG]
+    for frag in args.kunitconfig_add:
+        cmd.append('--kunitconfig=' + os.path.abspath(frag))
     for opt in args.kconfig_add:
         cmd.append('--kconfig_add=' + opt)
     for opt in getattr(args, 'make_options', None) or []:
@@ -138,6 +140,9 @@ def main():
                     % DEFAULT_FILTER)
     ap.add_argument('--kernel_args', action='append', default=[],
                     help='extra kernel command-line argument (repeatable)')
+    ap.add_argument('--kunitconfig_add', action='append', default=[],
+                    metavar='FILE', help='another kunitconfig fragment, '
+                    'on top of kunitconfig (repeatable)')
     ap.add_argument('--kconfig_add', action='append', default=[],
                     help='extra Kconfig option for kunit.py (repeatable)')
     ap.add_argument('--make_options', action='append', default=[],
