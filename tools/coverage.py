@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+"""gcov coverage of the pin core in the x86_64 QEMU run (`make coverage`).
+
+Steps:
+  1. build and run the suites with tools/run_suite.py in build/gcov-x86_64,
+     with CONFIG_GCOV_KERNEL=y and only the pin-core objects profiled
+     (make options GCOV_PROFILE_gup.o=y GCOV_PROFILE_memremap.o=y); the
+     console goes to results/coverage-run/kunit.log;
+  2. read the .gcda images that kunit/mm/gup_kunit_gcov.c prints on the
+     console ('GCOV: <path> <offset> <hex>' lines, then one
+     'GCOV-END: <path> <size> <crc32>' line per file), check offsets, size
+     and crc32, and write each next to its .gcno in build/gcov-x86_64;
+  3. lcov --capture (branch coverage on) into results/coverage/lcov.info
+     and genhtml --branch-coverage into results/coverage/ (index.html);
+  4. from gcov --json-format, lines and branches hit/total for each
+     function of the pin core (PIN_CORE below), written to
+     results/coverage/summary.json and printed as a table.
+
+The goal is >= 95% of lines and >= 90% of branches for each function. A
+function that meets both passes, any other fails; the last line is
+'N passed, N failed, N skipped'. The exit status is still 0 when every
+unexecuted line and every line with an untaken branch of each failing
+function is listed (as `path:line`) in docs/coverage.md, which is how the
+issue accepts a miss; it is 1 for an undocumented miss and for tool errors
+(no GCOV data in the log, a corrupt dump, lcov missing), which are
+reported in one line.
+
+--no-run skips step 1 and uses the log and build directory as they are.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import (BUILD, RESULTS, ROOT, TREE, BuildLock,  # noqa: E402
+                     ToolError, die, run)
+
+TOOL = 'coverage'
+BUILD_DIR = os.path.join(BUILD, 'gcov-x86_64')
+RUN_RESULTS = os.path.join(RESULTS, 'coverage-run')
+OUT = os.path.join(RESULTS, 'coverage')
+DOC = os.path.join(ROOT, 'docs', 'coverage.md')
+PROFILED = ('gup.o', 'memremap.o')
+LINE_GOAL = 95.0
+BRANCH_GOAL = 90.0
+
+# (function, source file relative to the kernel tree), in report order.
+PIN_CORE = [
+    ('try_get_folio', 'mm/gup.c'),
+    ('try_grab_folio', 'mm/gup.c'),
+    ('try_grab_page', 'mm/gup.c'),
+    ('gup_put_folio', 'mm/gup.c'),
+    ('unpin_user_page', 'mm/gup.c'),
+    ('unpin_user_pages', 'mm/gup.c'),
+    ('unpin_user_pages_dirty_lock', 'mm/gup.c'),
+    ('unpin_user_page_range_dirty_lock', 'mm/gup.c'),
+    ('gup_folio_next', 'mm/gup.c'),
+    ('gup_folio_range_next', 'mm/gup.c'),
+    ('collect_longterm_unpinnable_pages', 'mm/gup.c'),
+    ('migrate_longterm_unpinnable_pages', 'mm/gup.c'),
+    ('check_and_migrate_movable_pages', 'mm/gup.c'),
+    ('folio_maybe_dma_pinned', 'include/linux/mm.h'),
+    ('page_maybe_dma_pinned', 'include/linux/mm.h'),
+    ('is_longterm_pinnable_page', 'include/linux/mm.h'),
+    ('__put_devmap_managed_page_refs', 'mm/memremap.c'),
+    ('free_zone_device_page', 'mm/memremap.c'),
+]
+
+GCOV_RE = re.compile(r'GCOV: (\S+) (\d+) (\S+)\s*$')
+END_RE = re.compile(r'GCOV-END: (\S+) (\d+) ([0-9a-f]{8})\s*$')
+ERR_RE = re.compile(r'GCOV-ERROR: (.*?)\s*$')
+
+
+# --------------------------------------------------------------------------
+# Console dump -> .gcda images
+# --------------------------------------------------------------------------
+
+def parse_console(lines):
+    """Return {kernel gcda path: bytes} from the GCOV lines of a console.
+
+    Raise ToolError for a chunk that is not hex, a gap or overlap in the
+    offsets, a file without its GCOV-END line, or a size or crc32 that does
+    not match. A later complete dump of the same file replaces an earlier.
+    """
+    files = {}
+    partial = {}
+    for n, raw in enumerate(lines, 1):
+        line = raw.rstrip('\r\n')
+        m = ERR_RE.search(line)
+        if m:
+            raise ToolError('the kernel could not dump a profile: %s'
+                            % m.group(1))
+        m = END_RE.search(line)
+        if m:
+            path, size, crc = m.group(1), int(m.group(2)), m.group(3)
+            data = partial.pop(path, None)
+            if data is None:
+                if size:
+                    raise ToolError('line %d: GCOV-END for %s without its '
+                                    'data' % (n, path))
+                data = bytearray()
+            if len(data) != size:
+                raise ToolError('line %d: %s: got %d bytes, GCOV-END says %d '
+                                '(truncated console?)'
+                                % (n, path, len(data), size))
+            got = '%08x' % (zlib.crc32(bytes(data)) & 0xffffffff)
+            if got != crc:
+                raise ToolError('line %d: %s: crc32 %s, GCOV-END says %s '
+                                '(corrupted console?)' % (n, path, got, crc))
+            files[path] = bytes(data)
+            continue
+        m = GCOV_RE.search(line)
+        if not m:
+            continue
+        path, off, chunk = m.group(1), int(m.group(2)), m.group(3)
+        try:
+            if len(chunk) % 2:
+                raise ValueError
+            blob = bytes.fromhex(chunk)
+        except ValueError:
+            raise ToolError('line %d: %s: chunk at offset %d is not hex '
+                            '(corrupted console?)' % (n, path, off))
+        data = partial.setdefault(path, bytearray())
+        if off == 0 and data:
+            data.clear()            # a new dump of the same file
+        if off != len(data):
+            raise ToolError('line %d: %s: chunk at offset %d, expected %d '
+                            '(lost or repeated console line?)'
+                            % (n, path, off, len(data)))
+        data += blob
+    if partial:
+        path = sorted(partial)[0]
+        raise ToolError('%s: no GCOV-END line after %d bytes (truncated '
+                        'console?)' % (path, len(partial[path])))
+    if not files:
+        raise ToolError('no GCOV data in the console log (was the kernel '
+                        'built with CONFIG_GCOV_KERNEL and did gup_pin_final '
+                        'run?)')
+    return files
+
+
+def map_gcda(kernel_path, build_dir):
+    """Where the .gcda of kernel_path goes: the longest tail of the path
+    that names a .gcno in build_dir."""
+    if not kernel_path.endswith('.gcda'):
+        raise ToolError('%s is not a .gcda path' % kernel_path)
+    parts = [p for p in kernel_path.split('/') if p]
+    for i in range(len(parts)):
+        rel = os.path.join(*parts[i:])
+        if os.path.exists(os.path.join(build_dir, rel[:-5] + '.gcno')):
+            return os.path.join(build_dir, rel)
+    raise ToolError('no .gcno in %s for %s' % (build_dir, kernel_path))
+
+
+# --------------------------------------------------------------------------
+# gcov JSON -> per-function summary
+# --------------------------------------------------------------------------
+
+def rel_source(path, cwd, tree):
+    """A gcov source path, relative to the kernel tree when inside it."""
+    if not os.path.isabs(path):
+        path = os.path.normpath(os.path.join(cwd or '', path))
+    tree = os.path.abspath(tree)
+    if path.startswith(tree + os.sep):
+        return os.path.relpath(path, tree)
+    return path
+
+
+def source_extents(text, name):
+    """(first, last) line numbers of each definition of name in C source
+    in kernel style: the signature starts in column 0 and the body's
+    closing brace is a '}' alone in column 0."""
+    lines = text.splitlines()
+    pat = re.compile(r'^[A-Za-z_].*\b%s\(' % re.escape(name))
+    out = []
+    i = 0
+    while i < len(lines):
+        if pat.match(lines[i]) and not lines[i].rstrip().endswith(';'):
+            j = i
+            while j < len(lines) and '{' not in lines[j] and \
+                    not lines[j].rstrip().endswith(';'):
+                j += 1
+            if j < len(lines) and '{' in lines[j]:
+                k = j
+                while k < len(lines) and lines[k].rstrip() != '}':
+                    k += 1
+                out.append((i + 1, k + 1))
+                i = k
+        i += 1
+    return out
+
+
+def summarize(gcov_docs, functions=PIN_CORE, tree=TREE, read_source=None):
+    """Per-function figures from gcov JSON documents (one per .gcda).
+
+    Lines are merged over the documents by (file, line): a line counts
+    once, and is hit if any object executed it. Branches are not merged:
+    the copies of a header function in two objects are different branches.
+    A function's lines are those gcov reports between its start_line and
+    end_line; a function that no object has out of line (a header inline
+    that is always inlined) gets its extent from the source.
+    """
+    lines = {}      # (file, line) -> count
+    branches = {}   # (file, line) -> list of counts (all objects)
+    extents = {}    # (file, name) -> set of (start, end)
+    for doc in gcov_docs:
+        cwd = doc.get('current_working_directory')
+        for f in doc.get('files', []):
+            src = rel_source(f['file'], cwd, tree)
+            for fn in f.get('functions', []):
+                extents.setdefault((src, fn['name']), set()).add(
+                    (fn['start_line'], fn['end_line']))
+            for ln in f.get('lines', []):
+                key = (src, ln['line_number'])
+                lines[key] = lines.get(key, 0) + ln['count']
+                branches.setdefault(key, []).extend(
+                    b['count'] for b in ln.get('branches', []))
+    out = []
+    for name, src in functions:
+        ranges = extents.get((src, name))
+        origin = 'gcov'
+        if not ranges:
+            text = read_source(src) if read_source else None
+            ranges = set(source_extents(text, name)) if text else set()
+            origin = 'source'
+        if not ranges:
+            raise ToolError('function %s not found in gcov data or in %s'
+                            % (name, src))
+        nums = sorted({ln for (f, ln) in lines if f == src and
+                       any(a <= ln <= b for a, b in ranges)})
+        unexec = [ln for ln in nums if lines[(src, ln)] == 0]
+        br = [(ln, c) for ln in nums for c in branches.get((src, ln), [])]
+        untaken = sorted({ln for ln, c in br if c == 0})
+        rec = {
+            'function': name, 'file': src,
+            'start_line': min(a for a, _ in ranges),
+            'end_line': max(b for _, b in ranges), 'extent_from': origin,
+            'lines': {'hit': len(nums) - len(unexec), 'total': len(nums)},
+            'branches': {'hit': sum(1 for _, c in br if c),
+                         'total': len(br)},
+            'unexecuted_lines': unexec,
+            'untaken_branch_lines': untaken,
+        }
+        rec['lines']['percent'] = percent(rec['lines'])
+        rec['branches']['percent'] = percent(rec['branches'])
+        rec['meets_goal'] = (rec['lines']['percent'] >= LINE_GOAL and
+                             rec['branches']['percent'] >= BRANCH_GOAL)
+        out.append(rec)
+    return out
+
+
+def percent(hits):
+    if not hits['total']:
+        return 100.0
+    return round(100.0 * hits['hit'] / hits['total'], 1)
+
+
+def documented_refs(text):
+    """Set of (file, line) that docs/coverage.md cites as `file:line`."""
+    refs = set()
+    for m in re.finditer(r'([\w./-]+\.[ch]):(\d+)(?:-(\d+))?', text):
+        a = int(m.group(2))
+        b = int(m.group(3) or a)
+        for ln in range(a, b + 1):
+            refs.add((m.group(1), ln))
+    return refs
+
+
+def undocumented(rec, refs):
+    """Lines of a function's misses that docs/coverage.md does not cite."""
+    miss = sorted(set(rec['unexecuted_lines']) |
+                  set(rec['untaken_branch_lines']))
+    return [ln for ln in miss if (rec['file'], ln) not in refs]
+
+
+def table(recs):
+    rows = ['%-34s %-19s %15s %15s  %s' % ('function', 'file', 'lines',
+                                           'branches', 'goal')]
+    for r in recs:
+        rows.append('%-34s %-19s %4d/%-4d %5.1f%% %4d/%-4d %5.1f%%  %s' % (
+            r['function'], r['file'], r['lines']['hit'],
+            r['lines']['total'], r['lines']['percent'],
+            r['branches']['hit'], r['branches']['total'],
+            r['branches']['percent'], 'met' if r['meets_goal'] else 'MISSED'))
+    return rows
+
+
+# --------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------
+
+def build_and_run(args):
+    cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
+           '--build_dir', args.build_dir, '--results', args.run_results,
+           '--kconfig_add', 'CONFIG_GCOV_KERNEL=y',
+           '--kconfig_add', 'CONFIG_DEBUG_FS=y']
+    for obj in args.profile:
+        cmd += ['--make_options', 'GCOV_PROFILE_%s=y' % obj]
+    if args.filter:
+        cmd.append(args.filter)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, errors='backslashreplace')
+    lines = proc.stdout.rstrip('\n').splitlines()
+    for ln in lines:
+        print('  ' + ln)
+    if proc.returncode != 0:
+        print('%s: warning: the suite run did not pass (%s); coverage is '
+              'of what ran' % (TOOL, lines[-1] if lines else 'no output'),
+              file=sys.stderr)
+    return time.monotonic() - t0
+
+
+def write_gcda(images, build_dir):
+    written = []
+    for kpath, data in sorted(images.items()):
+        dest = map_gcda(kpath, build_dir)
+        with open(dest, 'wb') as f:
+            f.write(data)
+        written.append(dest)
+    return written
+
+
+def gcov_json(gcda):
+    """gcov --json-format of one .gcda, run in a scratch directory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = run(['gcov', '--json-format', '--stdout', '--branch-counts',
+                    '--branch-probabilities', '--object-directory',
+                    os.path.dirname(gcda), gcda], cwd=tmp)
+    docs = []
+    dec = json.JSONDecoder()
+    text, pos = proc.stdout, 0
+    while True:
+        start = text.find('{', pos)
+        if start < 0:
+            break
+        try:
+            doc, pos = dec.raw_decode(text, start)
+        except ValueError:
+            raise ToolError('gcov --json-format of %s: unparsable output'
+                            % gcda)
+        docs.append(doc)
+    if not docs:
+        raise ToolError('gcov --json-format of %s printed no JSON' % gcda)
+    return docs
+
+
+def lcov_html(args, gcdas):
+    for tool in ('lcov', 'genhtml', 'gcov'):
+        if not shutil.which(tool):
+            raise ToolError('%s not found; run tools/deps (package %s)'
+                            % (tool, 'gcc' if tool == 'gcov' else 'lcov'))
+    info = os.path.join(args.out, 'lcov.info')
+    dirs = sorted({os.path.dirname(g) for g in gcdas})
+    cmd = ['lcov', '--capture', '--rc', 'lcov_branch_coverage=1',
+           '--base-directory', TREE, '--output-file', info,
+           '--test-name', 'gup_pin']
+    for d in dirs:
+        cmd += ['--directory', d]
+    run(cmd, timeout=600)
+    run(['genhtml', '--branch-coverage', '--rc', 'genhtml_branch_coverage=1',
+         '--title', 'gup-pin-kunit: pin core (x86_64 QEMU)',
+         '--output-directory', args.out, info], timeout=600)
+    return info
+
+
+def read_source(rel):
+    try:
+        with open(os.path.join(TREE, rel), errors='replace') as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument('filter', nargs='?', default='',
+                    help='kunit.py filter glob (default: run_suite\'s); '
+                    'gup_pin_final must match, it prints the profile')
+    ap.add_argument('--no-run', dest='run', action='store_false',
+                    help='use the log and build directory as they are')
+    ap.add_argument('--build_dir', default=BUILD_DIR)
+    ap.add_argument('--run_results', default=RUN_RESULTS,
+                    help='results directory of the run (kunit.log)')
+    ap.add_argument('--out', default=OUT,
+                    help='HTML report, lcov.info and summary.json')
+    ap.add_argument('--doc', default=DOC,
+                    help='where each miss must be listed')
+    ap.add_argument('--profile', action='append', default=None,
+                    metavar='OBJ.o', help='object to profile (repeatable; '
+                    'default %s)' % ' '.join(PROFILED))
+    args = ap.parse_args()
+    args.profile = args.profile or list(PROFILED)
+    for name in ('build_dir', 'run_results', 'out'):
+        setattr(args, name, os.path.abspath(getattr(args, name)))
+    try:
+        with BuildLock(TOOL):
+            return coverage(args)
+    except ToolError as e:
+        die(TOOL, str(e))
+    except KeyboardInterrupt:
+        die(TOOL, 'interrupted', 130)
+
+
+def coverage(args):
+    if not shutil.which('lcov') or not shutil.which('genhtml'):
+        raise ToolError('lcov not found; run tools/deps (package lcov)')
+    t_run = build_and_run(args) if args.run else None
+    log = os.path.join(args.run_results, 'kunit.log')
+    try:
+        with open(log, errors='backslashreplace') as f:
+            images = parse_console(f)
+    except OSError as e:
+        raise ToolError('cannot read %s: %s' % (log, e.strerror))
+    t0 = time.monotonic()
+    for old in _existing_gcda(args.build_dir):
+        os.unlink(old)
+    gcdas = write_gcda(images, args.build_dir)
+    if os.path.isdir(args.out):
+        shutil.rmtree(args.out)
+    os.makedirs(args.out)
+    info = lcov_html(args, gcdas)
+    docs = []
+    for g in gcdas:
+        docs += gcov_json(g)
+    recs = summarize(docs, read_source=read_source)
+    try:
+        with open(args.doc) as f:
+            refs = documented_refs(f.read())
+    except OSError:
+        refs = set()
+    for r in recs:
+        r['undocumented_misses'] = undocumented(r, refs)
+    total = {k: {'hit': sum(r[k]['hit'] for r in recs),
+                 'total': sum(r[k]['total'] for r in recs)}
+             for k in ('lines', 'branches')}
+    for v in total.values():
+        v['percent'] = percent(v)
+    summary = {'goal': {'lines_percent': LINE_GOAL,
+                        'branches_percent': BRANCH_GOAL},
+               'profiled': args.profile, 'gcda': sorted(images),
+               'lcov_info': info, 'functions': recs, 'total': total,
+               'run_seconds': round(t_run, 1) if t_run else None,
+               'report_seconds': round(time.monotonic() - t0, 1)}
+    with open(os.path.join(args.out, 'summary.json'), 'w') as f:
+        json.dump(summary, f, indent=1)
+
+    for row in table(recs):
+        print(row)
+    print('%-54s %4d/%-4d %5.1f%% %4d/%-4d %5.1f%%' % (
+        'total', total['lines']['hit'], total['lines']['total'],
+        total['lines']['percent'], total['branches']['hit'],
+        total['branches']['total'], total['branches']['percent']))
+    bad = [r for r in recs if not r['meets_goal'] and
+           r['undocumented_misses']]
+    sys.stdout.flush()
+    for r in bad:
+        print('%s: %s misses the goal; not in %s: %s' % (
+            TOOL, r['function'], os.path.relpath(args.doc, ROOT),
+            ', '.join('%s:%d' % (r['file'], ln)
+                      for ln in r['undocumented_misses'])), file=sys.stderr)
+    print('%s: report %s' % (TOOL, os.path.join(args.out, 'index.html')))
+    passed = sum(1 for r in recs if r['meets_goal'])
+    print('%d passed, %d failed, 0 skipped' % (passed, len(recs) - passed))
+    return 1 if bad else 0
+
+
+def _existing_gcda(build_dir):
+    for dirpath, _dirs, files in os.walk(build_dir):
+        for name in files:
+            if name.endswith('.gcda'):
+                yield os.path.join(dirpath, name)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""Tests of tools/coverage.py's pure parts: the console dump of the .gcda
+images, their place in the build directory, and the per-function summary
+of gcov's JSON."""
+import importlib.util
+import os
+import tempfile
+import unittest
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SPEC = importlib.util.spec_from_file_location(
+    'coverage_tool', os.path.join(HERE, '..', 'coverage.py'))
+cov = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(cov)
+
+KPATH = '/work/main/build/gcov-x86_64/mm/gup.gcda'
+
+
+def dump(path, data, chunk=4, prefix=''):
+    """Console lines as kunit/mm/gup_kunit_gcov.c prints them."""
+    out = ['KTAP version 1', '# Subtest: gup_pin_final']
+    for off in range(0, len(data), chunk):
+        out.append('%sGCOV: %s %d %s' % (prefix, path, off,
+                                         data[off:off + chunk].hex()))
+    out.append('%sGCOV-END: %s %d %08x' % (prefix, path, len(data),
+                                           zlib.crc32(data) & 0xffffffff))
+    out.append('ok 6 gup_pin_final')
+    return out
+
+
+class ParseConsole(unittest.TestCase):
+    data = bytes(range(256)) * 3 + b'tail'
+
+    def test_round_trip(self):
+        self.assertEqual(cov.parse_console(dump(KPATH, self.data)),
+                         {KPATH: self.data})
+
+    def test_timestamp_prefix_and_crlf(self):
+        lines = [ln + '\r\n' for ln in dump(KPATH, self.data,
+                                             prefix='[    3.14] ')]
+        self.assertEqual(cov.parse_console(lines)[KPATH], self.data)
+
+    def test_two_files(self):
+        other = '/b/mm/memremap.gcda'
+        got = cov.parse_console(dump(KPATH, self.data) +
+                                dump(other, b'\x01\x02\x03'))
+        self.assertEqual(sorted(got), [other, KPATH])
+
+    def test_corrupted_chunk_is_an_error(self):
+        lines = dump(KPATH, self.data)
+        lines[5] = lines[5][:-3] + 'zz' + lines[5][-1:]
+        with self.assertRaisesRegex(cov.ToolError, 'offset 12 is not hex'):
+            cov.parse_console(lines)
+
+    def test_flipped_byte_fails_the_crc(self):
+        lines = dump(KPATH, self.data)
+        lines[5] = lines[5][:-2] + ('00' if not lines[5].endswith('00')
+                                    else '01')
+        with self.assertRaisesRegex(cov.ToolError, 'crc32 .* says'):
+            cov.parse_console(lines)
+
+    def test_lost_line_is_an_error(self):
+        lines = dump(KPATH, self.data)
+        del lines[10]
+        with self.assertRaisesRegex(cov.ToolError, 'expected 32'):
+            cov.parse_console(lines)
+
+    def test_truncated_log_is_an_error(self):
+        lines = dump(KPATH, self.data)[:20]
+        with self.assertRaisesRegex(cov.ToolError, 'no GCOV-END'):
+            cov.parse_console(lines)
+
+    def test_short_file_is_an_error(self):
+        lines = dump(KPATH, self.data)
+        lines[-2] = lines[-2].replace(' %d ' % len(self.data),
+                                      ' %d ' % (len(self.data) + 1))
+        with self.assertRaisesRegex(cov.ToolError, 'truncated'):
+            cov.parse_console(lines)
+
+    def test_kernel_error_is_reported(self):
+        with self.assertRaisesRegex(cov.ToolError, 'no memory'):
+            cov.parse_console(['GCOV-ERROR: /x/mm/gup.gcda no memory for 9 '
+                               'bytes'])
+
+    def test_no_data_is_an_error(self):
+        with self.assertRaisesRegex(cov.ToolError, 'no GCOV data'):
+            cov.parse_console(['KTAP version 1', 'ok 1 gup_pin'])
+
+    def test_later_dump_replaces_earlier(self):
+        got = cov.parse_console(dump(KPATH, b'old!') + dump(KPATH, b'new'))
+        self.assertEqual(got[KPATH], b'new')
+
+
+class MapGcda(unittest.TestCase):
+    def test_longest_tail_with_a_gcno(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, 'mm'))
+            open(os.path.join(d, 'mm', 'gup.gcno'), 'w').close()
+            self.assertEqual(cov.map_gcda('/elsewhere/build/mm/gup.gcda', d),
+                             os.path.join(d, 'mm', 'gup.gcda'))
+            with self.assertRaisesRegex(cov.ToolError, 'no .gcno'):
+                cov.map_gcda('/elsewhere/mm/memremap.gcda', d)
+
+
+def gcov_doc():
+    """gcov --json-format of a fabricated mm/gup.c and an inline header."""
+    def line(n, count, branches=(), fn=None):
+        d = {'line_number': n, 'count': count, 'unexecuted_block': False,
+             'branches': [{'count': c, 'throw': False, 'fallthrough': True}
+                          for c in branches]}
+        if fn:
+            d['function_name'] = fn
+        return d
+    return {
+        'format_version': '1', 'gcc_version': '12.2.0',
+        'current_working_directory': '/k/build',
+        'data_file': '/k/build/mm/gup.gcda',
+        'files': [
+            {'file': '/k/linux/mm/gup.c',
+             'functions': [
+                 {'name': 'try_get_folio', 'start_line': 10, 'end_line': 14,
+                  'blocks': 4, 'blocks_executed': 3, 'execution_count': 5},
+                 {'name': 'gup_put_folio', 'start_line': 20, 'end_line': 22,
+                  'blocks': 2, 'blocks_executed': 2, 'execution_count': 5}],
+             'lines': [line(10, 5, fn='try_get_folio'),
+                       line(11, 5, (5, 0), fn='try_get_folio'),
+                       line(12, 0, fn='try_get_folio'),
+                       line(14, 5, fn='try_get_folio'),
+                       line(20, 5, (3, 2), fn='gup_put_folio'),
+                       line(22, 5, fn='gup_put_folio')]},
+            {'file': '../linux/include/linux/mm.h', 'functions': [],
+             'lines': [line(101, 7, (7, 1)), line(102, 0)]}]}
+
+
+MM_H = '''\
+/* comment */
+static inline bool folio_maybe_dma_pinned(struct folio *folio);
+
+static inline bool folio_maybe_dma_pinned(struct folio *folio)
+{
+'''
+
+
+class Summarize(unittest.TestCase):
+    def summary(self, docs, fns, source=None):
+        return {r['function']: r for r in cov.summarize(
+            docs, fns, tree='/k/linux', read_source=lambda _p: source)}
+
+    def test_lines_and_branches_per_function(self):
+        got = self.summary([gcov_doc()], [('try_get_folio', 'mm/gup.c'),
+                                          ('gup_put_folio', 'mm/gup.c')])
+        tgf = got['try_get_folio']
+        self.assertEqual((tgf['lines']['hit'], tgf['lines']['total']), (3, 4))
+        self.assertEqual((tgf['branches']['hit'], tgf['branches']['total']),
+                         (1, 2))
+        self.assertEqual(tgf['unexecuted_lines'], [12])
+        self.assertEqual(tgf['untaken_branch_lines'], [11])
+        self.assertFalse(tgf['meets_goal'])
+        self.assertTrue(got['gup_put_folio']['meets_goal'])
+        self.assertEqual(got['gup_put_folio']['lines']['percent'], 100.0)
+
+    def test_lines_merge_over_objects(self):
+        other = gcov_doc()
+        other['files'][0]['lines'][2]['count'] = 1
+        got = self.summary([gcov_doc(), other],
+                           [('try_get_folio', 'mm/gup.c')])
+        self.assertEqual(got['try_get_folio']['lines']['hit'], 4)
+        self.assertEqual(got['try_get_folio']['branches']['total'], 4)
+
+    def test_inlined_header_function_takes_extent_from_source(self):
+        src = MM_H + '\treturn 1;\n' * 96 + '}\n'
+        got = self.summary([gcov_doc()],
+                           [('folio_maybe_dma_pinned', 'include/linux/mm.h')],
+                           source=src)['folio_maybe_dma_pinned']
+        self.assertEqual((got['start_line'], got['end_line']), (4, 102))
+        self.assertEqual(got['extent_from'], 'source')
+        self.assertEqual((got['lines']['hit'], got['lines']['total']), (1, 2))
+        self.assertEqual(got['unexecuted_lines'], [102])
+
+    def test_unknown_function_is_an_error(self):
+        with self.assertRaisesRegex(cov.ToolError, 'nowhere not found'):
+            self.summary([gcov_doc()], [('nowhere', 'mm/gup.c')], source='')
+
+
+class Docs(unittest.TestCase):
+    def test_cited_lines_and_ranges(self):
+        refs = cov.documented_refs('| `mm/gup.c:12` | x |\n'
+                                   '| `include/linux/mm.h:101-102` | y |')
+        rec = {'file': 'mm/gup.c', 'unexecuted_lines': [12, 13],
+               'untaken_branch_lines': [11]}
+        self.assertEqual(cov.undocumented(rec, refs), [11, 13])
+        self.assertIn(('include/linux/mm.h', 102), refs)
+
+
+if __name__ == '__main__':
+    unittest.main()
