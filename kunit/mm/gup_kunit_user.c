@@ -8,6 +8,12 @@
  * own.
  */
 
+#include <linux/anon_inodes.h>
+#include <linux/shmem_fs.h>
+#ifdef CONFIG_X86_VSYSCALL_EMULATION
+#include <asm/vsyscall.h>
+#endif
+
 /* ------------------------------------------------------------------ */
 /* gup_pin_user: pin_user_pages*() on a real user address space        */
 /* ------------------------------------------------------------------ */
@@ -373,25 +379,60 @@ static void gup_kunit_lt_desc(const struct gup_kunit_lt_case *c, char *desc)
 
 KUNIT_ARRAY_PARAM(gup_kunit_lt, gup_kunit_lt_cases, gup_kunit_lt_desc);
 
+/* Whether every page of [@start, @start + @npages pages) is in ZONE_MOVABLE. */
+static bool gup_kunit_all_movable(struct kunit *test, unsigned long start,
+				  long npages)
+{
+	bool movable = true;
+	struct page *page;
+	long i;
+
+	for (i = 0; i < npages && movable; i++) {
+		if (get_user_pages_fast(start + i * PAGE_SIZE, 1, 0, &page) != 1)
+			return false;
+		movable = page_zonenum(page) == ZONE_MOVABLE;
+		put_page(page);
+	}
+	return movable;
+}
+
+/*
+ * Map and fill memory whose pages sit in ZONE_MOVABLE. hugetlb's free
+ * list is LIFO, and every long-term pin migrates pool pages out of
+ * ZONE_MOVABLE for good, so a fault may be handed one of those: keep that
+ * mapping (its pages stay in use until the case's mm goes away) and map
+ * again, so that the next fault gets a page the pin must migrate.
+ */
+static unsigned long gup_kunit_mmap_movable(struct kunit *test,
+					    const struct gup_kunit_lt_case *c,
+					    unsigned long len)
+{
+	unsigned long flags = GUP_KUNIT_ANON | (c->hugetlb ? MAP_HUGETLB : 0);
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		unsigned long addr = gup_kunit_mmap(test, len, GUP_KUNIT_RW,
+						    flags);
+		unsigned long start = addr + c->offset * PAGE_SIZE;
+
+		gup_kunit_fill(test, start, c->npages);
+		if (gup_kunit_all_movable(test, start, c->npages))
+			return addr;
+	}
+	kunit_skip(test, "memory not in ZONE_MOVABLE (movablecore=, hugepages=)");
+	return 0;
+}
+
 static void pin_user_pages_longterm_migrates_movable_pages(struct kunit *test)
 {
 	const struct gup_kunit_lt_case *c = test->param_value;
 	unsigned long len = c->hugetlb ? 2 * PMD_SIZE :
 			    (c->offset + c->npages) * PAGE_SIZE;
-	unsigned long addr = gup_kunit_mmap(test, len, GUP_KUNIT_RW,
-					    GUP_KUNIT_ANON |
-					    (c->hugetlb ? MAP_HUGETLB : 0));
+	unsigned long addr = gup_kunit_mmap_movable(test, c, len);
 	unsigned long start = addr + c->offset * PAGE_SIZE;
 	struct gup_kunit_pins *p = gup_kunit_pins(test, c->npages);
 	struct gup_kunit_snap s;
-	struct page *before;
 	long i, ret;
-
-	gup_kunit_fill(test, start, c->npages);
-	KUNIT_ASSERT_EQ(test, get_user_pages_fast(start, 1, 0, &before), 1);
-	put_page(before);
-	if (page_zonenum(before) != ZONE_MOVABLE)
-		kunit_skip(test, "memory not in ZONE_MOVABLE (movablecore=)");
 
 	gup_kunit_snap_counters(&s);
 	if (c->fast) {
@@ -426,6 +467,726 @@ static void pin_user_pages_longterm_migrates_movable_pages(struct kunit *test)
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* The other entry points, error paths, memory kinds, lifecycle        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Expect each of @npages pinned pages to hold exactly GUP_PIN_COUNTING_BIAS
+ * references more than @ref0 (an order-0 folio counts a pin that way) and
+ * to read as pinned. LRU batches (mark_page_accessed() of FOLL_TOUCH
+ * callers) hold references too: drain them first.
+ */
+static void gup_kunit_expect_biased(struct kunit *test, struct page **pages,
+				    long npages, const int *ref0)
+{
+	long i;
+
+	lru_add_drain_all();
+	for (i = 0; i < npages; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, page_ref_count(pages[i]),
+				    ref0[i] + (int)GUP_PIN_COUNTING_BIAS,
+				    "page %ld", i);
+		KUNIT_EXPECT_TRUE_MSG(test, page_maybe_dma_pinned(pages[i]),
+				      "page %ld", i);
+	}
+}
+
+/* Expect each page to be back at its refcount of @ref0, unpinned. */
+static void gup_kunit_expect_unbiased(struct kunit *test, struct page **pages,
+				      long npages, const int *ref0)
+{
+	long i;
+
+	lru_add_drain_all();
+	for (i = 0; i < npages; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, page_ref_count(pages[i]), ref0[i],
+				    "page %ld", i);
+		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(pages[i]),
+				       "page %ld", i);
+	}
+}
+
+/*
+ * pin_user_pages_remote() on the caller's own mm (6.1 signature: vmas and
+ * locked both NULL, so the caller holds mmap_read_lock throughout): the
+ * pages mapped there, + GUP_PIN_COUNTING_BIAS each, balanced by the unpin.
+ */
+static void pin_user_pages_remote_pins_pages_of_given_mm(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
+					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	int ref0[GUP_KUNIT_NPAGES];
+	struct gup_kunit_snap s;
+	long ret;
+
+	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
+	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_snap_counters(&s);
+	mmap_read_lock(current->mm);
+	ret = pin_user_pages_remote(current->mm, addr, GUP_KUNIT_NPAGES,
+				    FOLL_WRITE, p->pages, NULL, NULL);
+	mmap_read_unlock(current->mm);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
+	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
+	gup_kunit_expect_filled(test, p->pages, GUP_KUNIT_NPAGES);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	gup_kunit_expect_unbiased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+}
+
+/*
+ * pin_user_pages_unlocked() takes mmap_lock itself and faults in memory
+ * that was never touched: a write pin gets fresh anonymous pages (never
+ * the zero page), exactly the ones now mapped, and each holds
+ * GUP_PIN_COUNTING_BIAS more references than after the unpin.
+ */
+static void pin_user_pages_unlocked_faults_in_and_pins(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
+					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	int pinned[GUP_KUNIT_NPAGES], ref1[GUP_KUNIT_NPAGES];
+	struct gup_kunit_snap s;
+	long i, ret;
+
+	gup_kunit_snap_counters(&s);
+	ret = pin_user_pages_unlocked(addr, GUP_KUNIT_NPAGES, p->pages,
+				      FOLL_WRITE);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
+	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
+		KUNIT_EXPECT_FALSE_MSG(test, is_zero_page(p->pages[i]),
+				       "page %ld", i);
+	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
+	lru_add_drain_all();
+	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
+		pinned[i] = page_ref_count(p->pages[i]);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref1);
+	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
+		KUNIT_EXPECT_EQ_MSG(test, pinned[i] - ref1[i],
+				    (int)GUP_PIN_COUNTING_BIAS, "page %ld", i);
+}
+
+/* pin_user_pages_fast_only() of faulted memory pins all of it. */
+static void pin_user_pages_fast_only_pins_faulted_pages(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
+					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	int ref0[GUP_KUNIT_NPAGES];
+	struct gup_kunit_snap s;
+	long ret;
+
+	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
+	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_snap_counters(&s);
+	ret = pin_user_pages_fast_only(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+				       p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
+	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	gup_kunit_expect_unbiased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+}
+
+/*
+ * pin_user_pages_fast_only() never faults: of memory whose second half was
+ * never touched it pins the faulted first half and returns that count
+ * (never -errno), and the untouched half stays unmapped.
+ */
+static void pin_user_pages_fast_only_never_faults(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
+					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	const long faulted = GUP_KUNIT_NPAGES / 2;
+	struct gup_kunit_snap s;
+	struct page *page;
+	long ret;
+
+	gup_kunit_fill(test, addr, faulted);
+	gup_kunit_snap_counters(&s);
+	ret = pin_user_pages_fast_only(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+				       p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, faulted);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, p->nr);
+	KUNIT_EXPECT_EQ(test, get_user_pages_fast_only(addr + faulted *
+						       PAGE_SIZE, 1, 0, &page),
+			0);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+}
+
+/*
+ * Expected warning: WARN_ON_ONCE(gup_flags & FOLL_GET) in
+ * pin_user_pages_fast(). FOLL_GET and FOLL_PIN are mutually exclusive, so
+ * the call is refused with -EINVAL before anything is pinned. The suite's
+ * .exit fails a case that leaves warnings behind, so this case checks the
+ * count itself (exactly one) and then resets it.
+ */
+static void pin_user_pages_fast_with_foll_get_warns_and_fails(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW,
+					    GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct gup_kunit_snap s;
+	long ret;
+
+	gup_kunit_fill(test, addr, 1);
+	gup_kunit_snap_counters(&s);
+	/* With both flags, a grab takes a plain reference: put it back. */
+	p->foll_get = true;
+	ret = pin_user_pages_fast(addr, 1, FOLL_WRITE | FOLL_GET, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, (long)-EINVAL);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 1);
+	gup_kunit_warn_reset();
+}
+
+/*
+ * A pin that the mapping's protection does not allow, without FOLL_FORCE:
+ * check_vma_flags() refuses it with -EFAULT, both through GUP-fast (which
+ * finds no usable PTE and falls back) and the slow path, and nothing is
+ * pinned. The PROT_READ mapping is read-faulted first, so that GUP-fast
+ * meets a present, read-only PTE.
+ */
+struct gup_kunit_access_case {
+	const char *name;
+	unsigned long prot;
+	unsigned int flags;
+	bool fast;
+};
+
+static const struct gup_kunit_access_case gup_kunit_access_cases[] = {
+	{ "write pin of PROT_READ, slow", PROT_READ, FOLL_WRITE, false },
+	{ "write pin of PROT_READ, fast", PROT_READ, FOLL_WRITE, true },
+	{ "read pin of PROT_NONE, slow", PROT_NONE, 0, false },
+	{ "read pin of PROT_NONE, fast", PROT_NONE, 0, true },
+	{ "write pin of PROT_NONE, fast", PROT_NONE, FOLL_WRITE, true },
+};
+
+static void gup_kunit_access_desc(const struct gup_kunit_access_case *c,
+				  char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_access, gup_kunit_access_cases,
+		  gup_kunit_access_desc);
+
+static void pin_user_pages_beyond_protection_fails(struct kunit *test)
+{
+	const struct gup_kunit_access_case *c = test->param_value;
+	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
+					    c->prot, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	struct gup_kunit_snap s;
+	long i, ret;
+	u64 val;
+
+	for (i = 0; (c->prot & PROT_READ) && i < GUP_KUNIT_NPAGES; i++)
+		KUNIT_ASSERT_EQ(test, copy_from_user(&val, (void __user *)(addr +
+					i * PAGE_SIZE), sizeof(val)), 0UL);
+	gup_kunit_snap_counters(&s);
+	if (c->fast) {
+		ret = pin_user_pages_fast(addr, GUP_KUNIT_NPAGES, c->flags,
+					  p->pages);
+	} else {
+		mmap_read_lock(current->mm);
+		ret = pin_user_pages(addr, GUP_KUNIT_NPAGES, c->flags,
+				     p->pages, NULL);
+		mmap_read_unlock(current->mm);
+	}
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+}
+
+/* GUP-fast (pin_user_pages_fast()) or the slow path (pin_user_pages()). */
+static const bool gup_kunit_paths[] = { true, false };
+
+static void gup_kunit_path_desc(const bool *fast, char *desc)
+{
+	strscpy(desc, *fast ? "GUP-fast" : "slow path", KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_path, gup_kunit_paths, gup_kunit_path_desc);
+
+static long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
+			       unsigned int flags, struct page **pages)
+{
+	long ret;
+
+	if (fast)
+		return pin_user_pages_fast(start, npages, flags, pages);
+	mmap_read_lock(current->mm);
+	ret = pin_user_pages(start, npages, flags, pages, NULL);
+	mmap_read_unlock(current->mm);
+	return ret;
+}
+
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+/*
+ * A PMD-mapped THP: pinning all HPAGE_PMD_NR subpages counts exactly on
+ * the huge folio, one reference and one compound pincount per subpage
+ * (a large folio has an exact pincount, no bias), and each returned page
+ * is the subpage mapped at its address. The unpin returns both counts.
+ */
+static void pin_user_pages_thp_counts_exactly_on_huge_folio(struct kunit *test)
+{
+	const bool *fast = test->param_value;
+	unsigned long addr = gup_kunit_mmap(test, 2 * HPAGE_PMD_SIZE,
+					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	unsigned long start = ALIGN(addr, HPAGE_PMD_SIZE);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, HPAGE_PMD_NR);
+	struct gup_kunit_snap s;
+	struct folio *folio;
+	struct page *page;
+	long ret;
+
+	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, start, HPAGE_PMD_SIZE,
+					 MADV_HUGEPAGE), 0);
+	gup_kunit_fill(test, start, HPAGE_PMD_NR);
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(start, 1, 0, &page), 1);
+	folio = page_folio(page);
+	put_page(page);
+	if (!folio_test_large(folio))
+		kunit_skip(test, "no THP at %#lx", start);
+	lru_add_drain_all();
+	gup_kunit_snap(folio, &s);
+	ret = gup_kunit_pin_path(*fast, start, HPAGE_PMD_NR, FOLL_WRITE,
+				 p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, (long)HPAGE_PMD_NR);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, HPAGE_PMD_NR);
+	GUP_KUNIT_EXPECT_FOLIO(test, folio, &s, HPAGE_PMD_NR, HPAGE_PMD_NR);
+	gup_kunit_expect_mapped(test, start, p->pages, HPAGE_PMD_NR);
+	gup_kunit_expect_filled(test, p->pages, HPAGE_PMD_NR);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	GUP_KUNIT_EXPECT_FOLIO(test, folio, &s, 0, 0);
+}
+#endif /* CONFIG_TRANSPARENT_HUGEPAGE */
+
+/*
+ * A short-term pin of a hugetlb range that starts three pages into the
+ * first huge page and ends exactly at the end of the mapping (the second
+ * huge page): the first folio gets GUP_KUNIT_HPAGE_NR - 3 pins, the
+ * second GUP_KUNIT_HPAGE_NR, one reference each, and every page returned
+ * is the subpage mapped at its address, holding its data.
+ */
+static void pin_user_pages_hugetlb_to_end_of_mapping_counts_per_folio(struct kunit *test)
+{
+	const bool *fast = test->param_value;
+	const long off = 3, npages = 2 * GUP_KUNIT_HPAGE_NR - off;
+	unsigned long addr = gup_kunit_mmap(test, 2 * PMD_SIZE, GUP_KUNIT_RW,
+					    GUP_KUNIT_ANON | MAP_HUGETLB);
+	unsigned long start = addr + off * PAGE_SIZE;
+	struct gup_kunit_pins *p = gup_kunit_pins(test, npages);
+	struct gup_kunit_snap s0, s1;
+	struct folio *f0, *f1;
+	struct page *page;
+	long ret;
+
+	gup_kunit_fill(test, start, npages);
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
+	f0 = page_folio(page);
+	put_page(page);
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr + PMD_SIZE, 1, 0,
+						  &page), 1);
+	f1 = page_folio(page);
+	put_page(page);
+	gup_kunit_snap(f0, &s0);
+	gup_kunit_snap(f1, &s1);
+	ret = gup_kunit_pin_path(*fast, start, npages, FOLL_WRITE, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, npages);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s0, npages);
+	GUP_KUNIT_EXPECT_FOLIO(test, f0, &s0, GUP_KUNIT_HPAGE_NR - off,
+			       GUP_KUNIT_HPAGE_NR - off);
+	GUP_KUNIT_EXPECT_FOLIO(test, f1, &s1, GUP_KUNIT_HPAGE_NR,
+			       GUP_KUNIT_HPAGE_NR);
+	gup_kunit_expect_mapped(test, start, p->pages, npages);
+	gup_kunit_expect_filled(test, p->pages, npages);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s0, 0);
+	GUP_KUNIT_EXPECT_FOLIO(test, f0, &s0, 0, 0);
+	GUP_KUNIT_EXPECT_FOLIO(test, f1, &s1, 0, 0);
+}
+
+/*
+ * Shared anonymous memory is shmem: the pin returns the page-cache pages
+ * that every mapping of the object shares, so a second mapping of the
+ * same file sees the very pages pinned, and data written through a pin
+ * appears in it. GUP-fast only (faulted memory) and the slow path.
+ */
+struct gup_kunit_shmem_case {
+	const char *name;
+	bool fast_only;
+};
+
+static const struct gup_kunit_shmem_case gup_kunit_shmem_cases[] = {
+	{ "GUP-fast only", true },
+	{ "slow path", false },
+};
+
+static void gup_kunit_shmem_desc(const struct gup_kunit_shmem_case *c,
+				 char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_shmem, gup_kunit_shmem_cases,
+		  gup_kunit_shmem_desc);
+
+static void pin_user_pages_shmem_pins_shared_pages(struct kunit *test)
+{
+	const struct gup_kunit_shmem_case *c = test->param_value;
+	const unsigned long len = GUP_KUNIT_NPAGES * PAGE_SIZE;
+	unsigned long addr = gup_kunit_mmap(test, len, GUP_KUNIT_RW,
+					    MAP_SHARED | MAP_ANONYMOUS);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	int ref0[GUP_KUNIT_NPAGES];
+	struct vm_area_struct *vma;
+	unsigned long addr2;
+	struct gup_kunit_snap s;
+	struct file *file;
+	u64 *kaddr, tag;
+	long ret;
+
+	mmap_read_lock(current->mm);
+	vma = vma_lookup(current->mm, addr);
+	file = vma && vma->vm_file ? get_file(vma->vm_file) : NULL;
+	mmap_read_unlock(current->mm);
+	KUNIT_ASSERT_NOT_NULL(test, file);
+	KUNIT_EXPECT_TRUE(test, shmem_file(file));
+	addr2 = vm_mmap(file, 0, len, GUP_KUNIT_RW, MAP_SHARED, 0);
+	fput(file);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(addr2));
+
+	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
+	/* Fault in the second mapping too: it holds a reference per page. */
+	gup_kunit_user_refs(test, addr2, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_snap_counters(&s);
+	if (c->fast_only)
+		ret = pin_user_pages_fast_only(addr, GUP_KUNIT_NPAGES,
+					       FOLL_WRITE, p->pages);
+	else
+		ret = gup_kunit_pin_path(false, addr, GUP_KUNIT_NPAGES,
+					 FOLL_WRITE, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
+	gup_kunit_expect_mapped(test, addr2, p->pages, GUP_KUNIT_NPAGES);
+	gup_kunit_expect_filled(test, p->pages, GUP_KUNIT_NPAGES);
+
+	kaddr = kmap_local_page(p->pages[GUP_KUNIT_NPAGES - 1]);
+	WRITE_ONCE(kaddr[2], 0x646d61ULL);	/* "dma", as a device would */
+	kunmap_local(kaddr);
+	KUNIT_EXPECT_EQ(test, copy_from_user(&tag, (void __user *)(addr2 +
+				len - PAGE_SIZE + 16), sizeof(tag)), 0UL);
+	KUNIT_EXPECT_EQ(test, tag, 0x646d61ULL);
+
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	gup_kunit_expect_unbiased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+}
+
+/* A driver's mmap that maps one kernel page with remap_pfn_range(). */
+static int gup_kunit_pfnmap_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct page *page = file->private_data;
+
+	return remap_pfn_range(vma, vma->vm_start, page_to_pfn(page),
+			       PAGE_SIZE, vma->vm_page_prot);
+}
+
+static const struct file_operations gup_kunit_pfnmap_fops = {
+	.mmap = gup_kunit_pfnmap_mmap,
+};
+
+/*
+ * A VM_IO | VM_PFNMAP mapping (remap_pfn_range() from a driver's mmap, as
+ * a device BAR would be) has no pages that GUP may hand out: GUP-fast
+ * skips its special PTEs, and check_vma_flags() refuses the VMA with
+ * -EFAULT. Nothing is pinned, and the page behind it is untouched.
+ */
+static void pin_user_pages_pfnmap_fails(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct vm_area_struct *vma;
+	struct gup_kunit_snap s;
+	unsigned long addr;
+	vm_flags_t vm_flags;
+	struct file *file;
+	long ret;
+
+	file = anon_inode_getfile("gup_kunit_pfnmap", &gup_kunit_pfnmap_fops,
+				  &f->folio->page, O_RDWR);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	addr = vm_mmap(file, 0, PAGE_SIZE, GUP_KUNIT_RW, MAP_SHARED, 0);
+	fput(file);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
+			       (long)addr);
+	mmap_read_lock(current->mm);
+	vma = vma_lookup(current->mm, addr);
+	vm_flags = vma ? vma->vm_flags : 0;
+	mmap_read_unlock(current->mm);
+	KUNIT_EXPECT_EQ(test, vm_flags & (VM_IO | VM_PFNMAP),
+			(vm_flags_t)(VM_IO | VM_PFNMAP));
+
+	gup_kunit_snap(f->folio, &s);
+	ret = pin_user_pages_fast(addr, 1, FOLL_WRITE, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	if (p->nr)
+		gup_kunit_unpin(p);
+	ret = gup_kunit_pin_path(false, addr, 1, 0, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	if (p->nr)
+		gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_FOLIO(test, f->folio, &s, 0, 0);
+	KUNIT_EXPECT_EQ(test, vm_munmap(addr, PAGE_SIZE), 0);
+}
+
+#ifdef CONFIG_X86_VSYSCALL_EMULATION
+/*
+ * The gate area (x86-64's vsyscall page, vsyscall=emulate) has no VMA in
+ * the mm: __get_user_pages() takes it from get_gate_page(), which grabs
+ * the page with the caller's flags. So in 6.1 a FOLL_PIN read pin
+ * succeeds and pins the kernel's vsyscall page like any other order-0
+ * page (+ GUP_PIN_COUNTING_BIAS, counted), the same page that FOLL_GET
+ * returns, and the unpin restores it.
+ */
+static void pin_user_pages_gate_area_pins_vsyscall_page(struct kunit *test)
+{
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct gup_kunit_snap s;
+	struct page *page;
+	long ret;
+
+	if (!in_gate_area(current->mm, VSYSCALL_ADDR))
+		kunit_skip(test, "no gate area (boot with vsyscall=emulate)");
+	mmap_read_lock(current->mm);
+	ret = get_user_pages(VSYSCALL_ADDR, 1, 0, &page, NULL);
+	mmap_read_unlock(current->mm);
+	KUNIT_ASSERT_EQ(test, ret, 1L);
+	put_page(page);
+
+	gup_kunit_snap(page_folio(page), &s);
+	ret = gup_kunit_pin_path(false, VSYSCALL_ADDR, 1, 0, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, 1L);
+	KUNIT_EXPECT_PTR_EQ(test, p->pages[0], page);
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s,
+			       GUP_PIN_COUNTING_BIAS, 0, 1, 0);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s, 0, 0, 1, 1);
+}
+
+/*
+ * The gate page is read-only to user space: get_gate_page() refuses
+ * FOLL_WRITE with -EFAULT before it grabs anything; GUP-fast refuses the
+ * address already (access_ok(): it is above TASK_SIZE).
+ */
+static void pin_user_pages_gate_area_refuses_write(struct kunit *test)
+{
+	const bool *fast = test->param_value;
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct gup_kunit_snap s;
+	long ret;
+
+	if (!in_gate_area(current->mm, VSYSCALL_ADDR))
+		kunit_skip(test, "no gate area (boot with vsyscall=emulate)");
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_pin_path(*fast, VSYSCALL_ADDR, 1, FOLL_WRITE,
+				 p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+}
+#endif /* CONFIG_X86_VSYSCALL_EMULATION */
+
+/*
+ * munmap() of pinned anonymous memory drops only the mapping's reference:
+ * the pinned pages live on with their bias (refcount ref0 - 1 +
+ * GUP_PIN_COUNTING_BIAS) and their data, and the unpin, which then drops
+ * the last references and frees them, still balances the counters.
+ */
+static void munmap_while_pinned_keeps_pages_until_unpin(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
+					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	int ref0[GUP_KUNIT_NPAGES];
+	struct gup_kunit_snap s;
+	struct page *page;
+	long i, ret;
+
+	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
+	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_snap_counters(&s);
+	ret = pin_user_pages_fast(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+				  p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
+	KUNIT_ASSERT_EQ(test, vm_munmap(addr, GUP_KUNIT_NPAGES * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, get_user_pages_fast(addr, 1, 0, &page),
+			-EFAULT);
+	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
+		ref0[i]--;	/* the mapping's reference went with it */
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_filled(test, p->pages, GUP_KUNIT_NPAGES);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+}
+
+/*
+ * MADV_DONTNEED zaps the PTEs of pinned anonymous memory as it would any
+ * other: the pinned pages stay alive (mapping reference gone, bias and
+ * data kept), and the next write fault maps a different, zeroed page,
+ * which is not pinned: the pin and the mapping have parted.
+ */
+static void madv_dontneed_while_pinned_refaults_new_page(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
+					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	int ref0[GUP_KUNIT_NPAGES];
+	struct gup_kunit_snap s;
+	long i, ret;
+
+	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
+	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_snap_counters(&s);
+	ret = pin_user_pages_fast(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+				  p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
+	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, addr,
+					 GUP_KUNIT_NPAGES * PAGE_SIZE,
+					 MADV_DONTNEED), 0);
+	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
+		ref0[i]--;	/* the mapping's reference went with it */
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_filled(test, p->pages, GUP_KUNIT_NPAGES);
+	for (i = 0; i < GUP_KUNIT_NPAGES; i++) {
+		struct page *now;
+		u64 *kaddr, tag;
+
+		if (get_user_pages_fast(addr + i * PAGE_SIZE, 1, FOLL_WRITE,
+					&now) != 1) {
+			KUNIT_FAIL(test, "page %ld: no refault", i);
+			continue;
+		}
+		kaddr = kmap_local_page(now);
+		tag = kaddr[1];
+		kunmap_local(kaddr);
+		KUNIT_EXPECT_PTR_NE_MSG(test, now, p->pages[i], "page %ld", i);
+		KUNIT_EXPECT_EQ_MSG(test, tag, 0ULL, "page %ld", i);
+		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(now),
+				       "page %ld", i);
+		put_page(now);
+	}
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+}
+
+/*
+ * What fork() does to each exclusive anonymous page of the parent, under
+ * the locks that copy_page_range() holds (mmap write lock,
+ * write_protect_seq, PT lock): page_try_dup_anon_rmap(). On success it
+ * shares the page with the (imaginary) child; undo that before dropping
+ * the locks, so that the mm is as it was. Return its result and whether
+ * the page was still exclusive afterwards.
+ */
+static int gup_kunit_try_dup(unsigned long addr, bool *exclusive)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct page *page = NULL;
+	spinlock_t *ptl;		/* the PT lock of addr, from follow_pte() */
+	pte_t *ptep;
+	int ret = -ENOENT;
+
+	mmap_write_lock(mm);
+	raw_write_seqcount_begin(&mm->write_protect_seq);
+	vma = vma_lookup(mm, addr);
+	if (vma && !follow_pte(mm, addr, &ptep, &ptl)) {
+		page = vm_normal_page(vma, addr, *ptep);
+		if (page && PageAnon(page)) {
+			ret = page_try_dup_anon_rmap(page, false, vma);
+			*exclusive = PageAnonExclusive(page);
+			if (!ret) {
+				atomic_dec(&page->_mapcount);
+				SetPageAnonExclusive(page);
+			}
+		}
+		pte_unmap_unlock(ptep, ptl);
+	}
+	raw_write_seqcount_end(&mm->write_protect_seq);
+	mmap_write_unlock(mm);
+	return ret;
+}
+
+/*
+ * fork() must not share a pinned exclusive anonymous page with the child
+ * (the child's COW would otherwise let the parent's next write fault
+ * replace the page under the DMA): page_try_dup_anon_rmap() refuses with
+ * -EBUSY and leaves it exclusive, even for a read-only pin (FOLL_PIN
+ * without FOLL_WRITE), because the mm is MMF_HAS_PINNED and the page
+ * maybe-pinned. Once unpinned, the same page may be shared: 0, and no
+ * longer exclusive. 6.1 has no in-kernel fork for a test, so this calls
+ * the function fork uses, under fork's locks.
+ */
+static void fork_refuses_to_share_pinned_anon_page(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW,
+					    GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct gup_kunit_snap s;
+	bool exclusive = false;
+	long ret;
+
+	gup_kunit_fill(test, addr, 1);
+	gup_kunit_snap_counters(&s);
+	ret = pin_user_pages_fast(addr, 1, 0, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, 1L);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 1);
+	KUNIT_ASSERT_TRUE(test, PageAnonExclusive(p->pages[0]));
+	KUNIT_EXPECT_EQ(test, gup_kunit_try_dup(addr, &exclusive),
+			-EBUSY);
+	KUNIT_EXPECT_TRUE(test, exclusive);
+	KUNIT_EXPECT_EQ(test, page_mapcount(p->pages[0]), 1);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	KUNIT_EXPECT_EQ(test, gup_kunit_try_dup(addr, &exclusive), 0);
+	KUNIT_EXPECT_FALSE(test, exclusive);
+}
+
 static struct kunit_case gup_pin_user_cases[] = {
 	KUNIT_CASE(pin_user_pages_fast_pins_mapped_anon_pages),
 	KUNIT_CASE(get_user_pages_fast_takes_references_not_pins),
@@ -434,6 +1195,30 @@ static struct kunit_case gup_pin_user_cases[] = {
 	KUNIT_CASE(pin_user_pages_range_into_hole_pins_prefix),
 	KUNIT_CASE_PARAM(pin_user_pages_longterm_migrates_movable_pages,
 			 gup_kunit_lt_gen_params),
+	KUNIT_CASE(pin_user_pages_remote_pins_pages_of_given_mm),
+	KUNIT_CASE(pin_user_pages_unlocked_faults_in_and_pins),
+	KUNIT_CASE(pin_user_pages_fast_only_pins_faulted_pages),
+	KUNIT_CASE(pin_user_pages_fast_only_never_faults),
+	KUNIT_CASE(pin_user_pages_fast_with_foll_get_warns_and_fails),
+	KUNIT_CASE_PARAM(pin_user_pages_beyond_protection_fails,
+			 gup_kunit_access_gen_params),
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+	KUNIT_CASE_PARAM(pin_user_pages_thp_counts_exactly_on_huge_folio,
+			 gup_kunit_path_gen_params),
+#endif
+	KUNIT_CASE_PARAM(pin_user_pages_hugetlb_to_end_of_mapping_counts_per_folio,
+			 gup_kunit_path_gen_params),
+	KUNIT_CASE_PARAM(pin_user_pages_shmem_pins_shared_pages,
+			 gup_kunit_shmem_gen_params),
+	KUNIT_CASE(pin_user_pages_pfnmap_fails),
+#ifdef CONFIG_X86_VSYSCALL_EMULATION
+	KUNIT_CASE(pin_user_pages_gate_area_pins_vsyscall_page),
+	KUNIT_CASE_PARAM(pin_user_pages_gate_area_refuses_write,
+			 gup_kunit_path_gen_params),
+#endif
+	KUNIT_CASE(munmap_while_pinned_keeps_pages_until_unpin),
+	KUNIT_CASE(madv_dontneed_while_pinned_refaults_new_page),
+	KUNIT_CASE(fork_refuses_to_share_pinned_anon_page),
 	{}
 };
 
