@@ -1144,12 +1144,57 @@ static void unpin_user_pages_dirty_lock_dirties_and_releases(struct kunit *test)
 }
 
 /*
+ * unpin_user_pages_dirty_lock(make_dirty = true) over an array that spans
+ * several clean folios dirties every one of them, not only the first
+ * batch, and releases every pin.
+ */
+static void unpin_user_pages_dirty_lock_dirties_every_folio(struct kunit *test)
+{
+	static const unsigned int orders[] = { 0, 2, 0, 1 };
+	struct gup_kunit_folio *f[ARRAY_SIZE(orders)];
+	struct gup_kunit_snap s[ARRAY_SIZE(orders)];
+	struct page *pages[ARRAY_SIZE(orders) * 2];
+	struct gup_kunit_snap counters;
+	int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(orders); i++) {
+		f[i] = gup_kunit_alloc(test, orders[i]);
+		gup_kunit_snap(f[i]->folio, &s[i]);
+	}
+	gup_kunit_snap(f[0]->folio, &counters);
+	for (i = 0; i < ARRAY_SIZE(orders); i++)
+		n += gup_kunit_pin_pages(test, &f[i], 1, pages + n, 2);
+	unpin_user_pages_dirty_lock(pages, n, true);
+	for (i = 0; i < ARRAY_SIZE(orders); i++) {
+		f[i]->pins = 0;
+		GUP_KUNIT_EXPECT_FOLIO(test, f[i]->folio, &s[i], 0, 0);
+		KUNIT_EXPECT_TRUE_MSG(test, folio_test_dirty(f[i]->folio),
+				      "folio %d of %zu left clean", i,
+				      ARRAY_SIZE(orders));
+	}
+	GUP_KUNIT_EXPECT_COUNTERS(test, &counters, n, n);
+}
+
+static const bool gup_kunit_make_dirty[] = { true, false };
+
+static void gup_kunit_make_dirty_desc(const bool *make_dirty, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "make_dirty %s",
+		 *make_dirty ? "true" : "false");
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_make_dirty, gup_kunit_make_dirty,
+		  gup_kunit_make_dirty_desc);
+
+/*
  * unpin_user_page_range_dirty_lock() over a range that starts in the
- * middle of one large folio and ends in the middle of the next: the two
- * folios are physically contiguous halves of one allocation.
+ * middle of one large folio and ends in the middle of the next (the two
+ * folios are physically contiguous halves of one allocation): each folio
+ * loses exactly its pins, and both are dirtied if and only if make_dirty.
  */
 static void unpin_user_page_range_dirty_lock_spans_folios(struct kunit *test)
 {
+	const bool *make_dirty = test->param_value;
 	const unsigned int half = 2;	/* two order-2 folios */
 	struct page *block, *second;
 	struct folio *a, *b;
@@ -1169,12 +1214,12 @@ static void unpin_user_page_range_dirty_lock_spans_folios(struct kunit *test)
 	for (i = start; i < start + n; i++)
 		if (!try_grab_page(block + i, FOLL_PIN))
 			KUNIT_FAIL(test, "pin of page %d refused", i);
-	unpin_user_page_range_dirty_lock(block + start, n, true);
+	unpin_user_page_range_dirty_lock(block + start, n, *make_dirty);
 	GUP_KUNIT_EXPECT_FOLIO(test, a, &sa, 0, 0);
 	GUP_KUNIT_EXPECT_FOLIO(test, b, &sb, 0, 0);
 	GUP_KUNIT_EXPECT_COUNTERS(test, &sa, n, n);
-	KUNIT_EXPECT_TRUE(test, folio_test_dirty(a));
-	KUNIT_EXPECT_TRUE(test, folio_test_dirty(b));
+	KUNIT_EXPECT_EQ(test, folio_test_dirty(a), *make_dirty);
+	KUNIT_EXPECT_EQ(test, folio_test_dirty(b), *make_dirty);
 	folio_clear_dirty(a);
 	folio_clear_dirty(b);
 	if (folio_ref_count(a) == 1 && folio_ref_count(b) == 1 &&
@@ -1298,7 +1343,9 @@ static struct kunit_case gup_pin_cases[] = {
 	KUNIT_CASE(unpin_user_pages_zero_pages_is_noop),
 	KUNIT_CASE_PARAM(unpin_user_pages_dirty_lock_dirties_and_releases,
 			 gup_kunit_dirty_gen_params),
-	KUNIT_CASE(unpin_user_page_range_dirty_lock_spans_folios),
+	KUNIT_CASE(unpin_user_pages_dirty_lock_dirties_every_folio),
+	KUNIT_CASE_PARAM(unpin_user_page_range_dirty_lock_spans_folios,
+			 gup_kunit_make_dirty_gen_params),
 	KUNIT_CASE_PARAM(pin_concurrent_threads_end_at_base,
 			 gup_kunit_order_gen_params),
 	{}
@@ -1424,6 +1471,24 @@ static void grab_after_wrap_is_refused(struct kunit *test)
 }
 
 /*
+ * Expected warning: WARN_ON(IS_ERR_VALUE(npages)) in unpin_user_pages().
+ * A caller that passes pin_user_pages()' -errno result as the count must
+ * not unpin anything: the pages array was never filled.
+ */
+static void unpin_user_pages_refuses_error_count(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct page *pages[1];
+	struct gup_kunit_snap s;
+
+	gup_kunit_pin_pages(test, &f, 1, pages, 1);
+	gup_kunit_snap(f->folio, &s);
+	unpin_user_pages(pages, (unsigned long)-EFAULT);
+	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 1);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+}
+
+/*
  * Expected warning: WARN_ON_ONCE(1) at the end of try_grab_folio(). A grab
  * with neither FOLL_GET nor FOLL_PIN is a caller bug: it fails, changing
  * nothing (unlike try_grab_page(), for which it is a no-op success).
@@ -1446,6 +1511,7 @@ static struct kunit_case gup_pin_warn_cases[] = {
 	KUNIT_CASE(pin_crossing_sign_bit_wraps_once),
 	KUNIT_CASE(grab_after_wrap_is_refused),
 	KUNIT_CASE(try_grab_folio_without_flags_warns_and_fails),
+	KUNIT_CASE(unpin_user_pages_refuses_error_count),
 	{}
 };
 
