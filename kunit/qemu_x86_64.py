@@ -5,10 +5,13 @@
 #                       reboot, which -no-reboot turns into QEMU exiting:
 #                       a crash ends the run at once instead of waiting for
 #                       KUnit's 300 s per-case timeout.
-#  hugepages=8          hugetlb pool for the user-memory pins.
+#  hugepages=16         hugetlb pool for the user-memory pins (room for the
+#                       pages that long-term pins migrate out of ZONE_MOVABLE).
 #  movablecore=512M     a ZONE_MOVABLE for the FOLL_LONGTERM migration cases
 #                       (512M: under KASAN the shadow fills the top 256M).
 #  vsyscall=emulate     a gate area to pin.
+#  i8042.noaux i8042.nokbd  no PS/2 probe: its late 'input: ... Mouse' line
+#                       could land inside the KTAP and derail kunit.py.
 from ..qemu_config import QemuArchParams
 
 QEMU_ARCH = QemuArchParams(linux_arch='x86_64',
@@ -18,6 +21,7 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   qemu_arch='x86_64',
 			   kernel_path='arch/x86/boot/bzImage',
 			   kernel_command_line='console=ttyS0 oops=panic panic=1 '
-			   'hugepages=8 movablecore=512M vsyscall=emulate',
+			   'hugepages=16 movablecore=512M vsyscall=emulate '
+			   'i8042.noaux i8042.nokbd',
 			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
 					      '-m', '2048'])
