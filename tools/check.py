@@ -11,6 +11,8 @@ Steps, each counted as tests in the closing line:
   w1        a W=1 build of the objects the series and kunit/ touch, with no
             warning on a line they add (one test per object)
   matrix    docs/coverage-matrix.md names exactly the KUnit cases that exist
+  mutants   the mutants of kunit/mutants/ci-subset are all killed (one per
+            pin-core function; `make mutants` runs the whole catalogue)
   kunit     `make test` (tools/run_suite.py): every KUnit case in QEMU
 
 The last line is 'N passed, N failed, N skipped'; it is also written to
@@ -18,6 +20,7 @@ results/check-summary.txt. Exit status 0 only if nothing failed.
 """
 import argparse
 import fnmatch
+import hashlib
 import io
 import os
 import re
@@ -205,6 +208,76 @@ def step_matrix(t):
     print('matrix: %s' % (proc.stdout.strip().splitlines() or ['ok'])[-1])
 
 
+def mutants_key(state, paths):
+    """Hash of everything that can change a mutant's verdict."""
+    h = hashlib.sha256(state['head'].encode())
+    files = [os.path.join(ROOT, 'kunit', rel) for rel in
+             sorted(prepare_tree.kunit_sources())]
+    files += paths + [os.path.join(ROOT, f) for f in (
+        'kunitconfig', 'kunit/qemu_x86_64.py', 'kunit/expected-splats',
+        'kunit/suites', 'tools/mutate.py', 'tools/run_suite.py',
+        'tools/ktap_report.py')]
+    for f in files:
+        h.update(f.encode())
+        with open(f, 'rb') as fh:
+            h.update(fh.read())
+    return h.hexdigest()
+
+
+def step_mutants(t, state):
+    """Run the CI subset of the mutant catalogue; each mutant is a test.
+
+    The verdict is cached under a hash of the series head, the test
+    sources, the harness and the mutants: with nothing changed, nothing
+    is rebuilt.
+    """
+    subset = os.path.join(ROOT, 'kunit', 'mutants', 'ci-subset')
+    names = [ln.split('#', 1)[0].strip() for ln in open(subset)]
+    paths = [os.path.join(ROOT, 'kunit', 'mutants', n + '.patch')
+             for n in names if n]
+    key = mutants_key(state, paths)
+    cache = os.path.join(BUILD, 'mutants-ci.cache')
+    try:
+        with open(cache) as f:
+            cached_key, cached_line = f.read().split('\n')[:2]
+    except (OSError, ValueError):
+        cached_key = cached_line = ''
+    if cached_key == key:
+        m = re.match(r'(\d+) passed, 0 failed, (\d+) skipped$',
+                     cached_line)
+        if m:
+            t.passed += int(m.group(1))
+            t.skipped += int(m.group(2))
+            print('mutants: %s (CI subset of %d, unchanged since the last '
+                  'run: not rerun)' % (cached_line, len(paths)))
+            return
+    proc = subprocess.run([sys.executable,
+                           os.path.join(ROOT, 'tools', 'mutate.py'),
+                           '--results', os.path.join(RESULTS, 'mutants-ci')]
+                          + paths, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    lines = proc.stdout.rstrip('\n').splitlines()
+    for ln in lines:
+        if 'SURVIVED' in ln or 'NOAPPLY' in ln or 'NOCOMPILE' in ln:
+            print(ln)
+    m = re.match(r'(\d+) passed, (\d+) failed, (\d+) skipped$',
+                 lines[-1] if lines else '')
+    if not m:
+        t.add('mutants', 'ci-subset', False,
+              (lines[-1] if lines else 'no output'))
+        return
+    t.passed += int(m.group(1))
+    t.failed += int(m.group(2))
+    t.skipped += int(m.group(3))
+    if int(m.group(2)):
+        t.failures.append('mutants: %s of the CI subset not killed'
+                          % m.group(2))
+    print('mutants: %s (CI subset of %d)' % (lines[-1], len(paths)))
+    if not int(m.group(2)) and proc.returncode == 0:
+        with open(cache, 'w') as f:
+            f.write('%s\n%s\n' % (key, lines[-1]))
+
+
 def step_kunit(t, args):
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py')]
     if args.filter:
@@ -234,7 +307,8 @@ def main():
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('--skip', action='append', default=[],
                     choices=['tools', 'apply', 'checkpatch', 'w1', 'matrix',
-                             'kunit'], help='leave out a step (repeatable)')
+                             'kunit', 'mutants'],
+                    help='leave out a step (repeatable)')
     ap.add_argument('--filter', help='kunit.py filter glob for the kunit step')
     args = ap.parse_args()
     t = Tally()
@@ -256,6 +330,8 @@ def main():
                 step_w1(t, state)
             if 'matrix' not in args.skip:
                 step_matrix(t)
+            if 'mutants' not in args.skip:
+                step_mutants(t, state)
     except ToolError as e:
         t.add('check', 'setup', False, str(e))
         print('%s: %s' % (TOOL, e), file=sys.stderr)
