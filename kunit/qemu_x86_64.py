@@ -10,6 +10,9 @@
 #  movablecore=512M     a ZONE_MOVABLE for the FOLL_LONGTERM migration cases
 #                       (512M: under KASAN the shadow fills the top 256M).
 #  vsyscall=emulate     a gate area to pin.
+#  memmap=2M!1G         2 MiB of RAM at 1 GiB kept from the page allocator
+#                       (E820 legacy PMEM, no driver claims it): real memory
+#                       for the device-coherent pgmaps of the user cases.
 #  i8042.noaux i8042.nokbd  no PS/2 probe: its late 'input: ... Mouse' line
 #                       could land inside the KTAP and derail kunit.py.
 from ..qemu_config import QemuArchParams
@@ -22,6 +25,7 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   kernel_path='arch/x86/boot/bzImage',
 			   kernel_command_line='console=ttyS0 oops=panic panic=1 '
 			   'hugepages=16 movablecore=512M vsyscall=emulate '
+			   'memmap=2M!1G '
 			   'i8042.noaux i8042.nokbd',
 			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
 					      '-m', '2048'])

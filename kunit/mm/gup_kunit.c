@@ -45,6 +45,9 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/ioport.h>
+#ifdef CONFIG_X86
+#include <asm/e820/api.h>
+#endif
 #include <linux/kthread.h>
 #include <linux/memremap.h>
 #include <linux/mman.h>
@@ -1563,15 +1566,52 @@ static const struct dev_pagemap_ops gup_kunit_devmem_ops = {
 	.migrate_to_ram = gup_kunit_migrate_to_ram,
 };
 
+/*
+ * Set in the context of gup_kunit_devmem_init(): back the pgmap with real
+ * memory, which the CPU can read and write (device-coherent pages that
+ * user space maps and that migration copies), rather than with a free
+ * physical range that nothing backs.
+ */
+#define GUP_KUNIT_DEVMEM_RAM	0x100UL
+
+/*
+ * Reserve SZ_2M of the RAM that the kernel command line set aside as
+ * legacy persistent memory (memmap=2M!1G, E820 type 12, claimed by no
+ * driver without CONFIG_X86_PMEM_LEGACY): real memory outside the page
+ * allocator, for a pgmap of its own. The E820 table is read directly:
+ * without CONFIG_PCI the range never makes it into iomem_resource.
+ */
+static struct resource *gup_kunit_request_pram(void)
+{
+#ifdef CONFIG_X86
+	struct resource *res;
+	u32 i;
+
+	for (i = 0; i < e820_table->nr_entries; i++) {
+		struct e820_entry *e = &e820_table->entries[i];
+
+		if (e->type != E820_TYPE_PRAM || e->size < SZ_2M)
+			continue;
+		res = request_mem_region(e->addr, SZ_2M, "gup_kunit");
+		return res ? res : ERR_PTR(-EBUSY);
+	}
+#endif
+	return ERR_PTR(-ENODEV);
+}
+
 static int gup_kunit_devmem_init(struct kunit_resource *kres, void *context)
 {
-	enum memory_type type = (unsigned long)context;
+	enum memory_type type = (unsigned long)context & ~GUP_KUNIT_DEVMEM_RAM;
 	struct gup_kunit_devmem *d = kzalloc(sizeof(*d), GFP_KERNEL);
 	void *ret;
 
 	if (!d)
 		return -ENOMEM;
-	d->res = request_free_mem_region(&iomem_resource, SZ_2M, "gup_kunit");
+	if ((unsigned long)context & GUP_KUNIT_DEVMEM_RAM)
+		d->res = gup_kunit_request_pram();
+	else
+		d->res = request_free_mem_region(&iomem_resource, SZ_2M,
+						 "gup_kunit");
 	if (IS_ERR(d->res)) {
 		int err = PTR_ERR(d->res);
 
@@ -1615,17 +1655,22 @@ static void gup_kunit_devmem_release(struct kunit_resource *kres)
 	atomic_dec(&gup_kunit_alive);
 }
 
+/*
+ * A pgmap of @type for the case, released when it ends. @type may carry
+ * GUP_KUNIT_DEVMEM_RAM.
+ */
 static struct gup_kunit_devmem *gup_kunit_devmem(struct kunit *test,
-						 enum memory_type type)
+						 unsigned long type)
 {
 	struct kunit_resource *kres;
 
 	kres = kunit_alloc_and_get_resource(test, gup_kunit_devmem_init,
 					    gup_kunit_devmem_release,
-					    GFP_KERNEL,
-					    (void *)(unsigned long)type);
+					    GFP_KERNEL, (void *)type);
+	if (!kres && (type & GUP_KUNIT_DEVMEM_RAM))
+		kunit_skip(test, "no RAM for a pgmap (boot with memmap=2M!1G)");
 	if (!kres)
-		kunit_skip(test, "cannot create a ZONE_DEVICE pgmap of type %d",
+		kunit_skip(test, "cannot create a ZONE_DEVICE pgmap of type %lu",
 			   type);
 	kunit_put_resource(kres);
 	return kres->data;

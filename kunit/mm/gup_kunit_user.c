@@ -9,6 +9,7 @@
  */
 
 #include <linux/anon_inodes.h>
+#include <linux/migrate.h>
 #include <linux/shmem_fs.h>
 #ifdef CONFIG_X86_VSYSCALL_EMULATION
 #include <asm/vsyscall.h>
@@ -738,6 +739,302 @@ static long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
 	return ret;
 }
 
+/*
+ * A long-term pin whose migration cannot be done: one page of the range,
+ * in ZONE_MOVABLE, has a reference that migration cannot account for (as
+ * a driver's get_page() would be), so migrate_pages() gives up on it.
+ * The call fails with -ENOMEM and leaves nothing behind: no pin on any
+ * page of the range (the ones that did move, and the one that did not),
+ * the page that could not move still mapped, on the LRU and holding its
+ * data, and NR_ISOLATED_ANON back where it was. GUP-fast refuses
+ * ZONE_MOVABLE pages for FOLL_LONGTERM and falls back to the same path.
+ */
+static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit *test)
+{
+	const bool *fast = test->param_value;
+	const struct gup_kunit_lt_case *c = &gup_kunit_lt_cases[0];
+	const long last = c->npages - 1;
+	unsigned long addr = gup_kunit_mmap_movable(test, c,
+						    c->npages * PAGE_SIZE);
+	struct gup_kunit_pins *held = gup_kunit_pins(test, 1);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, c->npages);
+	int ref0[GUP_KUNIT_NPAGES];
+	long isolated, i, ret;
+	struct gup_kunit_snap s;
+	struct page *page;
+	u64 *kaddr, tag;
+
+	held->foll_get = true;
+	gup_kunit_pins_got(held, get_user_pages_fast(addr + last * PAGE_SIZE,
+						     1, 0, held->pages));
+	KUNIT_ASSERT_EQ(test, held->nr, 1L);
+	page = held->pages[0];
+	gup_kunit_user_refs(test, addr, c->npages, ref0);
+	isolated = gup_kunit_node_stat(NR_ISOLATED_ANON);
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_pin_path(*fast, addr, c->npages,
+				 FOLL_WRITE | FOLL_LONGTERM, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, (long)-ENOMEM);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	KUNIT_EXPECT_EQ(test, gup_kunit_node_stat(NR_ISOLATED_ANON), isolated);
+	gup_kunit_expect_mapped(test, addr + last * PAGE_SIZE, &page, 1);
+	kaddr = kmap_local_page(page);
+	tag = kaddr[1];
+	kunmap_local(kaddr);
+	KUNIT_EXPECT_EQ(test, tag, 0x70696e00ULL + last);
+	lru_add_drain_all();
+	KUNIT_EXPECT_TRUE(test, PageLRU(page));
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), ref0[last]);
+	for (i = 0; i < c->npages; i++) {
+		struct page *now;
+
+		if (get_user_pages_fast(addr + i * PAGE_SIZE, 1, 0, &now) != 1) {
+			KUNIT_FAIL(test, "page %ld is not mapped", i);
+			continue;
+		}
+		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(now),
+				       "page %ld", i);
+		put_page(now);
+	}
+}
+
+/*
+ * Share an exclusive anonymous page with an imaginary child, as fork()'s
+ * copy_present_pte() does: write-protect the PTE, take the child's
+ * reference and mapcount with page_try_dup_anon_rmap(). The page is then
+ * COW-shared: mapped read-only, not exclusive, mapcount 2. The child's
+ * share is a KUnit resource, dropped when the case ends; it touches only
+ * the struct page, never the mm, which may be gone by then.
+ */
+static void gup_kunit_child_release(struct kunit_resource *res)
+{
+	struct page *page = res->data;
+
+	atomic_dec(&page->_mapcount);
+	put_page(page);
+}
+
+static int gup_kunit_child_init(struct kunit_resource *res, void *page)
+{
+	res->data = page;
+	return 0;
+}
+
+static struct page *gup_kunit_cow_share(struct kunit *test, unsigned long addr)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct page *page = NULL;
+	spinlock_t *ptl;		/* the PT lock of addr, from follow_pte() */
+	void *child;
+	pte_t *ptep;
+	int ret = -ENOENT;
+
+	mmap_write_lock(mm);
+	raw_write_seqcount_begin(&mm->write_protect_seq);
+	vma = vma_lookup(mm, addr);
+	if (vma && !follow_pte(mm, addr, &ptep, &ptl)) {
+		page = vm_normal_page(vma, addr, *ptep);
+		if (page && PageAnon(page)) {
+			get_page(page);
+			ret = page_try_dup_anon_rmap(page, false, vma);
+			if (ret)
+				put_page(page);
+			else
+				ptep_set_wrprotect(mm, addr, ptep);
+		}
+		pte_unmap_unlock(ptep, ptl);
+		if (!ret)
+			flush_tlb_page(vma, addr);
+	}
+	raw_write_seqcount_end(&mm->write_protect_seq);
+	mmap_write_unlock(mm);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "cannot COW-share %#lx", addr);
+	child = kunit_alloc_resource(test, gup_kunit_child_init,
+				     gup_kunit_child_release, GFP_KERNEL, page);
+	KUNIT_ASSERT_NOT_NULL(test, child);
+	return page;
+}
+
+/*
+ * A read-only pin (FOLL_PIN without FOLL_WRITE) of an anonymous page that
+ * is COW-shared (here with a child, as after fork()) must not pin the
+ * shared page: a later write fault of either process would replace it
+ * under the DMA. GUP unshares first (FAULT_FLAG_UNSHARE): the page pinned
+ * is a new, exclusive copy holding the same data, now mapped at the
+ * address, while the shared page is left to the child, unpinned. GUP-fast
+ * refuses the shared page and falls back to the slow path.
+ */
+static void pin_user_pages_read_of_cow_shared_page_unshares(struct kunit *test)
+{
+	const bool *fast = test->param_value;
+	unsigned long addr = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW,
+					    GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct gup_kunit_snap s;
+	struct page *shared;
+	long ret;
+
+	gup_kunit_fill(test, addr, 1);
+	shared = gup_kunit_cow_share(test, addr);
+	KUNIT_ASSERT_FALSE(test, PageAnonExclusive(shared));
+	KUNIT_ASSERT_EQ(test, page_mapcount(shared), 2);
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_pin_path(*fast, addr, 1, 0, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, 1L);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 1);
+	KUNIT_EXPECT_PTR_NE(test, p->pages[0], shared);
+	KUNIT_EXPECT_TRUE(test, PageAnonExclusive(p->pages[0]));
+	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(p->pages[0]));
+	gup_kunit_expect_mapped(test, addr, p->pages, 1);
+	gup_kunit_expect_filled(test, p->pages, 1);
+	KUNIT_EXPECT_FALSE(test, page_maybe_dma_pinned(shared));
+	KUNIT_EXPECT_EQ(test, page_mapcount(shared), 1);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+}
+
+#ifdef CONFIG_DEVICE_PRIVATE
+/*
+ * Move the anonymous page mapped at @addr into a device-coherent page of
+ * @d, the way a driver migrates memory to its device (migrate_vma_*(), as
+ * lib/test_hmm.c does): the user mapping then maps the device page, which
+ * holds the same data. Return the device page.
+ */
+static struct page *gup_kunit_migrate_to_coherent(struct kunit *test,
+						  struct gup_kunit_devmem *d,
+						  unsigned long addr)
+{
+	struct page *dpage = gup_kunit_devmem_page(d);
+	unsigned long src = 0, dst = 0;
+	struct migrate_vma args = {
+		.start = addr,
+		.end = addr + PAGE_SIZE,
+		.src = &src,
+		.dst = &dst,
+		.pgmap_owner = d,
+		.flags = MIGRATE_VMA_SELECT_SYSTEM,
+	};
+	struct page *now;
+	int ret;
+
+	mmap_read_lock(current->mm);
+	args.vma = vma_lookup(current->mm, addr);
+	ret = args.vma ? migrate_vma_setup(&args) : -EFAULT;
+	if (!ret && (src & MIGRATE_PFN_MIGRATE)) {
+		lock_page(dpage);
+		copy_highpage(dpage, migrate_pfn_to_page(src));
+		dst = migrate_pfn(page_to_pfn(dpage));
+	}
+	if (!ret) {
+		migrate_vma_pages(&args);
+		migrate_vma_finalize(&args);
+	}
+	mmap_read_unlock(current->mm);
+	if (!dst)
+		put_page(dpage);	/* never handed over: back to the driver */
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &now), 1);
+	put_page(now);
+	KUNIT_ASSERT_PTR_EQ_MSG(test, now, dpage, "migration to the device failed");
+	KUNIT_ASSERT_TRUE(test, is_device_coherent_page(now));
+	return dpage;
+}
+
+/*
+ * A long-term pin of device-coherent memory (device RAM that the CPU maps
+ * like its own, and that the device must always be able to take back):
+ * the page is migrated to system memory first, by
+ * migrate_device_coherent_page(), with the pin turned into a plain
+ * reference meanwhile. The call pins the new system page, which user
+ * space now maps with the data, and the device page goes back to its
+ * driver (->page_free(), once). GUP-fast refuses the device page for
+ * FOLL_LONGTERM and falls back to the slow path.
+ */
+static void pin_user_pages_longterm_migrates_device_coherent_page(struct kunit *test)
+{
+	const bool *fast = test->param_value;
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+				MEMORY_DEVICE_COHERENT | GUP_KUNIT_DEVMEM_RAM);
+	unsigned long addr = gup_kunit_mmap(test, 2 * PAGE_SIZE, GUP_KUNIT_RW,
+					    GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 2);
+	struct gup_kunit_snap s;
+	struct page *dpage;
+	long ret;
+
+	gup_kunit_fill(test, addr, 2);
+	dpage = gup_kunit_migrate_to_coherent(test, d, addr);
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_pin_path(*fast, addr, 2, FOLL_WRITE | FOLL_LONGTERM,
+				 p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, 2L);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 2);
+	KUNIT_EXPECT_PTR_NE(test, p->pages[0], dpage);
+	KUNIT_EXPECT_FALSE(test, is_zone_device_page(p->pages[0]));
+	KUNIT_EXPECT_TRUE(test, is_longterm_pinnable_page(p->pages[0]));
+	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(p->pages[0]));
+	gup_kunit_expect_mapped(test, addr, p->pages, 2);
+	gup_kunit_expect_filled(test, p->pages, 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+}
+
+/*
+ * When the device-coherent page cannot be migrated (its driver holds a
+ * reference that migration cannot account for), the long-term pin fails
+ * with -EBUSY and leaves no pin behind: not on the device page, which
+ * stays mapped with its data, and not on the pages after it in the range,
+ * which __get_user_pages() had pinned already and the error path must
+ * unpin.
+ */
+static void pin_user_pages_longterm_failed_coherent_migration_leaves_no_pin(struct kunit *test)
+{
+	const bool *fast = test->param_value;
+	const long npages = 4;
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+				MEMORY_DEVICE_COHERENT | GUP_KUNIT_DEVMEM_RAM);
+	unsigned long addr = gup_kunit_mmap(test, npages * PAGE_SIZE,
+					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, npages);
+	struct gup_kunit_snap s;
+	struct page *dpage;
+	long i, ret;
+
+	gup_kunit_fill(test, addr, npages);
+	dpage = gup_kunit_migrate_to_coherent(test, d, addr);
+	get_page(dpage);	/* the driver's reference */
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_pin_path(*fast, addr, npages,
+				 FOLL_WRITE | FOLL_LONGTERM, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, (long)-EBUSY);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	gup_kunit_expect_mapped(test, addr, &dpage, 1);
+	gup_kunit_expect_filled(test, &dpage, 1);
+	for (i = 0; i < npages; i++) {
+		struct page *now;
+
+		if (get_user_pages_fast(addr + i * PAGE_SIZE, 1, 0, &now) != 1) {
+			KUNIT_FAIL(test, "page %ld is not mapped", i);
+			continue;
+		}
+		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(now),
+				       "page %ld", i);
+		put_page(now);
+	}
+	/* Hand the device page back, so that the pgmap can go. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 0);
+	put_page(dpage);
+	KUNIT_EXPECT_EQ(test, vm_munmap(addr, npages * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+}
+#endif /* CONFIG_DEVICE_PRIVATE */
+
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
 /*
  * A PMD-mapped THP: pinning all HPAGE_PMD_NR subpages counts exactly on
@@ -1195,6 +1492,14 @@ static struct kunit_case gup_pin_user_cases[] = {
 	KUNIT_CASE(pin_user_pages_range_into_hole_pins_prefix),
 	KUNIT_CASE_PARAM(pin_user_pages_longterm_migrates_movable_pages,
 			 gup_kunit_lt_gen_params),
+	KUNIT_CASE_PARAM(pin_user_pages_longterm_failed_migration_leaves_no_pin,
+			 gup_kunit_path_gen_params),
+#ifdef CONFIG_DEVICE_PRIVATE
+	KUNIT_CASE_PARAM(pin_user_pages_longterm_migrates_device_coherent_page,
+			 gup_kunit_path_gen_params),
+	KUNIT_CASE_PARAM(pin_user_pages_longterm_failed_coherent_migration_leaves_no_pin,
+			 gup_kunit_path_gen_params),
+#endif
 	KUNIT_CASE(pin_user_pages_remote_pins_pages_of_given_mm),
 	KUNIT_CASE(pin_user_pages_unlocked_faults_in_and_pins),
 	KUNIT_CASE(pin_user_pages_fast_only_pins_faulted_pages),
@@ -1219,6 +1524,8 @@ static struct kunit_case gup_pin_user_cases[] = {
 	KUNIT_CASE(munmap_while_pinned_keeps_pages_until_unpin),
 	KUNIT_CASE(madv_dontneed_while_pinned_refaults_new_page),
 	KUNIT_CASE(fork_refuses_to_share_pinned_anon_page),
+	KUNIT_CASE_PARAM(pin_user_pages_read_of_cow_shared_page_unshares,
+			 gup_kunit_path_gen_params),
 	{}
 };
 
