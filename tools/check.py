@@ -14,6 +14,11 @@ Steps, each counted as tests in the closing line:
   mutants   the mutants of kunit/mutants/ci-subset are all killed (one per
             pin-core function; `make mutants` runs the whole catalogue)
   kunit     `make test` (tools/run_suite.py): every KUnit case in QEMU
+  debug     `make test-debug`: every KUnit case again, on the KASAN /
+            lockdep / kmemleak / DEBUG_PAGEALLOC kernel (one test per case)
+  coverage  `make coverage`: gcov of the pin core; one test, failed by an
+            unexecuted line that docs/coverage.md does not explain, or by
+            a tool error
 
 The last line is 'N passed, N failed, N skipped'; it is also written to
 results/check-summary.txt. Exit status 0 only if nothing failed.
@@ -278,10 +283,10 @@ def step_mutants(t, state):
             f.write('%s\n%s\n' % (key, lines[-1]))
 
 
-def step_kunit(t, args):
-    cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py')]
-    if args.filter:
-        cmd.append(args.filter)
+def run_counted(t, step, what, cmd):
+    """Run a tool whose last line is 'N passed, N failed, N skipped' and
+    add its counts; a tool that does not report them, or exits non-zero
+    with nothing failed, is one failure of its own."""
     proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
     lines = proc.stdout.rstrip('\n').splitlines()
@@ -292,14 +297,52 @@ def step_kunit(t, args):
     if not m:
         if lines:
             print(lines[-1])
-        t.add('kunit', 'run', False, 'make test did not report counts')
+        t.add(step, 'run', False, '%s did not report counts' % what)
         return
     t.passed += int(m.group(1))
     t.failed += int(m.group(2))
     t.skipped += int(m.group(3))
+    if int(m.group(2)):
+        t.failures.append('%s: %s failed' % (step, m.group(2)))
     if proc.returncode and not int(m.group(2)):
-        t.add('kunit', 'run', False, 'make test exited %d' % proc.returncode)
-    print('kunit: %s' % lines[-1])
+        t.add(step, 'run', False, '%s exited %d' % (what, proc.returncode))
+    print('%s: %s' % (step, lines[-1]))
+
+
+def step_kunit(t, args):
+    cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py')]
+    if args.filter:
+        cmd.append(args.filter)
+    run_counted(t, 'kunit', 'make test', cmd)
+
+
+def step_debug(t, args):
+    """make test-debug: the suites on the KASAN/lockdep/kmemleak kernel."""
+    cmd = ['make', '-s', '-C', ROOT, 'test-debug']
+    if args.filter:
+        cmd.append('FILTER=' + args.filter)
+    run_counted(t, 'debug', 'make test-debug', cmd)
+
+
+def step_coverage(t):
+    """make coverage: gcov of the pin core. Its per-function goal counts
+    are information (a documented miss passes the step); the step fails
+    on an undocumented miss or a tool error (non-zero exit)."""
+    proc = subprocess.run([sys.executable,
+                           os.path.join(ROOT, 'tools', 'coverage.py')],
+                          text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    lines = proc.stdout.rstrip('\n').splitlines()
+    total = [ln for ln in lines if ln.startswith('total ')]
+    errors = [ln for ln in lines if ln.startswith('coverage: ') and
+              'report ' not in ln]
+    why = (errors or lines[-1:] or ['no output'])[0]
+    t.add('coverage', 'pin core', proc.returncode == 0,
+          'exit %d: %s' % (proc.returncode, why))
+    print('coverage: lines, branches hit: %s; functions meeting the goal: '
+          '%s (exit %d)' % (' '.join(total[0].split()[1:]) if total
+                            else '?', lines[-1] if lines else '?',
+                            proc.returncode))
 
 
 def main():
@@ -307,7 +350,7 @@ def main():
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('--skip', action='append', default=[],
                     choices=['tools', 'apply', 'checkpatch', 'w1', 'matrix',
-                             'kunit', 'mutants'],
+                             'kunit', 'debug', 'coverage', 'mutants'],
                     help='leave out a step (repeatable)')
     ap.add_argument('--filter', help='kunit.py filter glob for the kunit step')
     args = ap.parse_args()
@@ -332,6 +375,10 @@ def main():
                 step_matrix(t)
             if 'mutants' not in args.skip:
                 step_mutants(t, state)
+            if 'debug' not in args.skip:
+                step_debug(t, args)
+            if 'coverage' not in args.skip:
+                step_coverage(t)
     except ToolError as e:
         t.add('check', 'setup', False, str(e))
         print('%s: %s' % (TOOL, e), file=sys.stderr)
