@@ -77,8 +77,16 @@ def kunit_cmd(verb, args):
 
 def run_logged(cmd, log, timeout, echo=False):
     """Run cmd in the tree, output to log; return (rc, text). rc None on
-    timeout."""
-    with open(log, 'w') as out:
+    timeout. A log that cannot be written (disk full) stops the child and
+    is a ToolError."""
+    try:
+        return _run_logged(cmd, log, timeout, echo)
+    except OSError as e:
+        raise ToolError('cannot write %s: %s' % (log, e.strerror))
+
+
+def _run_logged(cmd, log, timeout, echo):
+    with open(log, 'w', buffering=1) as out:
         proc = subprocess.Popen(cmd, cwd=TREE, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, text=True,
@@ -94,14 +102,16 @@ def run_logged(cmd, log, timeout, echo=False):
                     sys.stdout.write(line)
                 if time.monotonic() > deadline:
                     raise subprocess.TimeoutExpired(cmd, timeout)
+            out.flush()
             proc.wait(timeout=max(1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, 9)
             proc.wait()
             return None, ''.join(text)
         except BaseException:
-            # Ctrl-C: the child runs in its own session and would go on
-            # building in the tree after we return; stop it first.
+            # Ctrl-C, or a log that cannot be written: the child runs in
+            # its own session and would go on building in the tree after
+            # we return; stop it first.
             try:
                 os.killpg(proc.pid, 9)
             except ProcessLookupError:
@@ -174,6 +184,9 @@ def main():
         die(TOOL, str(e))
     except KeyboardInterrupt:
         die(TOOL, 'interrupted; the next run recovers', 130)
+    except OSError as e:
+        die(TOOL, 'cannot write %s: %s' % (e.filename or 'results',
+                                           e.strerror))
 
 
 def run(args, results):
@@ -213,8 +226,12 @@ def run(args, results):
     t_build = time.monotonic() - t0
     if rc != 0:
         errs = [ln for ln in out.splitlines() if 'error' in ln.lower()]
+        full = [ln for ln in out.splitlines()
+                if 'No space left on device' in ln]
         why = 'timed out' if rc is None else (errs[0].strip() if errs else
                                               out.strip().splitlines()[-1:])
+        if rc is not None and full:
+            why = 'disk full in %s (%s)' % (args.build_dir, full[0].strip())
         raise ToolError('kernel build failed: %s (see %s)' % (why, build_log))
 
     cmd = kunit_cmd('exec', args)

@@ -16,6 +16,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -495,6 +496,120 @@ class RunSuiteFaults(FaultCase):
                          'results directory %s is not writable' % res,
                          'Not a directory')
         self.assertFalse((self.build / 'linux').exists())
+
+
+# A kunit.py stand-in for the build faults: `build` logs its call, then
+# does what the file "mode" next to it says.
+KUNIT_STUB = r'''#!/usr/bin/env python3
+import os, sys, time
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, 'calls'), 'a') as f:
+    f.write(' '.join(sys.argv[1:2]) + '\n')
+mode = open(os.path.join(here, 'mode')).read().strip()
+if mode == 'hang':
+    with open(os.path.join(here, 'pid'), 'w') as f:
+        f.write(str(os.getpid()))
+    print('  CC      mm/gup.o', flush=True)
+    time.sleep(60)
+elif mode == 'enospc':
+    print('  CC      mm/gup.o')
+    print('mm/gup.c:3000:1: fatal error: error writing to /tmp/ccX.s: '
+          'No space left on device')
+    print('make[3]: *** [scripts/Makefile.build:250: mm/gup.o] Error 1')
+    print('make: *** [Makefile:2012: .] Error 2')
+    sys.exit(2)
+else:
+    print('drivers/x.c:1:1: error: second build stops here')
+    sys.exit(2)
+'''
+
+
+class BuildFaults(FaultCase):
+    """A build interrupted half way, and a disk that fills up, against a
+    prepared tree whose kunit.py is a stand-in."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix='gpk-build-'))
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.build = self.tmp / 'build'
+        tree = self.build / 'linux'
+        (tree / '.git').mkdir(parents=True)
+        (tree / '.git' / 'gup-pin-kunit.json').write_text(
+            '{"version": "6.1.0-stub", "head": "0", "base": "0"}')
+        self.kunit = tree / 'tools' / 'testing' / 'kunit'
+        self.kunit.mkdir(parents=True)
+        write_exe(self.kunit / 'kunit.py', KUNIT_STUB)
+        self.bin = self.tmp / 'bin'
+        self.bin.mkdir()
+        write_exe(self.bin / 'qemu-system-x86_64', '#!/bin/sh\nexit 0\n')
+        self.res = self.tmp / 'res'
+        self.env = clean_env(PATH='%s:%s' % (self.bin, os.path.dirname(
+            sys.executable)), GPK_BUILD=self.build, GPK_RESULTS=self.res)
+        self.cmd = [sys.executable, str(RUN_SUITE), '--no-prepare']
+
+    def mode(self, mode):
+        (self.kunit / 'mode').write_text(mode)
+
+    def calls(self):
+        return (self.kunit / 'calls').read_text().split()
+
+    def test_build_interrupted_half_way(self):
+        """Ctrl-C in the middle of the build: the build's whole process
+        group is stopped (nothing goes on writing in the tree), one line
+        and status 130, the lock is free, and the next run builds again."""
+        self.mode('hang')
+        proc = subprocess.Popen(self.cmd, env=self.env, text=True,
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        pidfile = self.kunit / 'pid'
+        deadline = time.monotonic() + HANG
+        while not pidfile.exists() or not pidfile.read_text():
+            self.assertLess(time.monotonic(), deadline, 'build never started')
+            time.sleep(0.05)
+        build_pid = int(pidfile.read_text())
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=HANG)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            self.fail('run_suite hung after Ctrl-C')
+        res = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        self.assertFault(res, 'run_suite', 'interrupted', status=130)
+        with self.assertRaises(ProcessLookupError):
+            os.kill(build_pid, 0)
+        fd = os.open(self.build / '.lock', os.O_RDWR)
+        self.addCleanup(os.close, fd)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        self.mode('fail')
+        self.assertFault(run_tool(self.cmd, self.env), 'run_suite',
+                         'kernel build failed',
+                         'error: second build stops here')
+        self.assertEqual(self.calls(), ['build', 'build'])
+
+    def test_disk_full_during_build(self):
+        """The compiler hits ENOSPC: the one line says the disk is full,
+        where, and quotes the compiler, not make's last 'Error 2'."""
+        self.mode('enospc')
+        self.assertFault(run_tool(self.cmd, self.env), 'run_suite',
+                         'kernel build failed: disk full in %s'
+                         % (self.build / 'kunit-x86_64'),
+                         'No space left on device')
+
+    def test_disk_full_for_the_build_log(self):
+        """results/ is on a full disk (build.log is /dev/full): the build
+        is stopped and the one line names the log."""
+        self.mode('hang')
+        self.res.mkdir()
+        (self.res / 'build.log').symlink_to('/dev/full')
+        self.assertFault(run_tool(self.cmd, self.env), 'run_suite',
+                         'cannot write %s' % (self.res / 'build.log'),
+                         'No space left on device')
+        pid = int((self.kunit / 'pid').read_text())
+        with self.assertRaises(ProcessLookupError):
+            os.kill(pid, 0)
 
 
 class BuildLockFaults(FaultCase):
