@@ -31,7 +31,8 @@
  *
  * gup_pin_selftest: not a test of the kernel but of the harness: under the
  *   boot parameter gup.kunit_selftest=panic|oops|hang it crashes or hangs
- *   the kernel, so that the harness can show it reports that as a failure.
+ *   the kernel, so that the harness can show it reports that as a failure;
+ *   with =leak it leaks a kmalloc() object for gup_pin_final to find.
  *   It is not part of the normal run (its suite name does not match the
  *   default filter) and does nothing without the parameter.
  *
@@ -45,11 +46,9 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/ioport.h>
-#ifdef CONFIG_X86
-#include <asm/e820/api.h>
-#endif
 #include <linux/kthread.h>
 #include <linux/memremap.h>
+#include <linux/mount.h>
 #include <linux/mman.h>
 #include <linux/moduleparam.h>
 #include <linux/page-isolation.h>
@@ -59,6 +58,9 @@
 #include <linux/vmstat.h>
 #include <linux/wait_bit.h>
 #include <trace/events/printk.h>
+#ifdef CONFIG_X86
+#include <asm/e820/api.h>
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Counters                                                            */
@@ -1836,12 +1838,44 @@ static char *kunit_selftest = "";
 static int *gup_kunit_nowhere;
 module_param(kunit_selftest, charp, 0444);
 MODULE_PARM_DESC(kunit_selftest,
-		 "gup_pin_selftest only: panic, oops or hang on purpose");
+		 "gup_selftest only: panic, oops, hang or leak on purpose");
 
 /*
- * Does nothing unless booted with gup.kunit_selftest=panic|oops|hang, and
- * is not in the default filter: it exists so that the harness can prove
- * that a crashed or hung kernel is reported as a failure.
+ * Leak kzalloc() objects: no pointer to them is left anywhere, except
+ * perhaps to the last one, in a register or a stack slot. Zeroed, because
+ * a kmalloc() object keeps SLUB's stale free pointer to the next object
+ * of its slab, and kmemleak takes that for a reference: a chain of
+ * kmalloc() leaks hangs off any live neighbour and goes unreported.
+ */
+static noinline void gup_kunit_leak(void)
+{
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		void *p = kzalloc(SZ_1K, GFP_KERNEL);
+
+		OPTIMIZER_HIDE_VAR(p);
+	}
+}
+
+/*
+ * Overwrite the stack below the caller's frame, where kmalloc()'s frames
+ * left copies of the leaked pointer that kmemleak would take for a
+ * reference (it scans task stacks).
+ */
+static noinline void gup_kunit_scrub_stack(void)
+{
+	char junk[2048];
+
+	memzero_explicit(junk, sizeof(junk));
+}
+
+/*
+ * Does nothing unless booted with gup.kunit_selftest=panic|oops|hang|leak,
+ * and is not in the default filter: it exists so that the harness can
+ * prove that a crashed or hung kernel is reported as a failure, and (leak,
+ * on the make test-debug kernel) that gup_pin_final's kmemleak scan finds
+ * an object that nothing references any more.
  */
 static void selftest_crashes_kernel_on_request(struct kunit *test)
 {
@@ -1852,7 +1886,12 @@ static void selftest_crashes_kernel_on_request(struct kunit *test)
 	if (!strcmp(kunit_selftest, "hang"))
 		for (;;)
 			msleep(1000);
-	kunit_skip(test, "boot with gup.kunit_selftest=panic|oops|hang");
+	if (!strcmp(kunit_selftest, "leak")) {
+		gup_kunit_leak();
+		gup_kunit_scrub_stack();
+		return;
+	}
+	kunit_skip(test, "boot with gup.kunit_selftest=panic|oops|hang|leak");
 }
 
 static struct kunit_case gup_pin_selftest_cases[] = {
@@ -1901,9 +1940,97 @@ static void suites_free_every_folio_they_allocate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_alive), 0);
 }
 
+#ifdef CONFIG_DEBUG_KMEMLEAK
+/*
+ * kmemleak's debugfs file, opened from a private debugfs mount: built-in
+ * KUnit runs before user space, so nothing has mounted debugfs yet.
+ */
+static struct file *gup_kunit_kmemleak_open(void)
+{
+	struct file_system_type *fs = get_fs_type("debugfs");
+	struct vfsmount *mnt;
+	struct file *f;
+
+	if (!fs)
+		return ERR_PTR(-ENODEV);
+	mnt = vfs_kern_mount(fs, 0, "debugfs", NULL);
+	put_filesystem(fs);
+	if (IS_ERR(mnt))
+		return ERR_CAST(mnt);
+	f = file_open_root_mnt(mnt, "kmemleak", O_RDWR, 0);
+	mntput(mnt);		/* the open file holds the mount */
+	return f;
+}
+
+/*
+ * kmemleak (make test-debug): once every other suite has run, a scan finds
+ * no unreferenced object. kmemleak's file has ->read and ->write only,
+ * which kernel_read()/kernel_write() refuse, so the case borrows a user
+ * address space (as gup_pin_user does) to pass them a user buffer. Objects
+ * younger than kmemleak's minimum age (5 s) are never reported, so the
+ * scan waits that long first: a wait, not a timing assertion. Each object
+ * reported is printed to the console; kmemleak's own "N new suspected
+ * memory leaks" line fails this case in the splat accounting too.
+ */
+static void suites_leak_no_kernel_memory(struct kunit *test)
+{
+	const size_t len = PAGE_SIZE;
+	struct mm_struct *mm = mm_alloc();
+	int leaks = 0, chunks = 0;
+	unsigned long ubuf;
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	char *buf;
+
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	mm->task_size = TASK_SIZE;
+	arch_pick_mmap_layout(mm, &current->signal->rlim[RLIMIT_STACK]);
+	kthread_use_mm(mm);
+	buf = kunit_kzalloc(test, len + 1, GFP_KERNEL);
+	f = gup_kunit_kmemleak_open();
+	ubuf = vm_mmap(NULL, 0, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, 0);
+	if (!buf || IS_ERR(f) || IS_ERR_VALUE(ubuf)) {
+		KUNIT_FAIL(test, "cannot set up: buf %p, file %ld, mmap %ld",
+			   buf, PTR_ERR_OR_ZERO(f), (long)ubuf);
+		goto out;
+	}
+	ssleep(DIV_ROUND_UP(5000, MSEC_PER_SEC) + 1);
+	KUNIT_EXPECT_EQ(test, copy_to_user((void __user *)ubuf, "scan", 4),
+			0UL);
+	n = f->f_op->write(f, (const char __user *)ubuf, 4, &pos);
+	KUNIT_EXPECT_EQ(test, n, 4L);
+	pos = 0;
+	while (chunks++ < 256 &&
+	       (n = f->f_op->read(f, (char __user *)ubuf, len, &pos)) > 0) {
+		char *line, *cur = buf;
+
+		if (copy_from_user(buf, (void __user *)ubuf, n))
+			break;
+		buf[n] = '\0';
+		while ((line = strsep(&cur, "\n"))) {
+			if (!*line)
+				continue;
+			leaks += !!strstr(line, "unreferenced object");
+			kunit_info(test, "kmemleak: %s\n", line);
+		}
+	}
+	KUNIT_EXPECT_EQ_MSG(test, leaks, 0, "unreferenced objects");
+out:
+	if (!IS_ERR_OR_NULL(f))
+		fput(f);
+	kthread_unuse_mm(mm);
+	mmput(mm);
+}
+#endif /* CONFIG_DEBUG_KMEMLEAK */
+
 static struct kunit_case gup_pin_final_cases[] = {
 	KUNIT_CASE(suites_leave_no_pins_behind),
 	KUNIT_CASE(suites_free_every_folio_they_allocate),
+#ifdef CONFIG_DEBUG_KMEMLEAK
+	KUNIT_CASE(suites_leak_no_kernel_memory),
+#endif
 	{}
 };
 
