@@ -48,12 +48,15 @@
 #include <linux/ioport.h>
 #include <linux/kthread.h>
 #include <linux/memremap.h>
-#include <linux/mount.h>
 #include <linux/mman.h>
 #include <linux/moduleparam.h>
+#include <linux/mount.h>
 #include <linux/page-isolation.h>
+#include <linux/pagemap.h>
 #include <linux/prandom.h>
+#include <linux/pseudo_fs.h>
 #include <linux/sched/mm.h>
+#include <linux/swap.h>
 #include <linux/syscalls.h>
 #include <linux/vmstat.h>
 #include <linux/wait_bit.h>
@@ -1306,6 +1309,143 @@ static void pin_concurrent_threads_end_at_base(struct kunit *test)
 			       GUP_KUNIT_THREADS * GUP_KUNIT_ROUNDS);
 }
 
+/* ------------------------------------------------------------------ */
+/* Reclaim of a pinned page-cache folio (mm/vmscan.c)                 */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct gup_kunit_file - a page-cache file of a filesystem of our own.
+ * @mnt: an internal mount of a pseudo filesystem (no device, no name).
+ * @inode: an anonymous inode on it, whose mapping uses gup_kunit_aops.
+ * @releases: how many times reclaim asked to release a folio's private
+ *	data (->release_folio()).
+ */
+struct gup_kunit_file {
+	struct vfsmount *mnt;
+	struct inode *inode;
+	atomic_t releases;
+};
+
+/* Private data of our folios: a pointer back to the file, as fs data. */
+static bool gup_kunit_release_folio(struct folio *folio, gfp_t gfp)
+{
+	struct gup_kunit_file *file = folio_get_private(folio);
+
+	atomic_inc(&file->releases);
+	return false;		/* the filesystem still needs it: keep it */
+}
+
+static void gup_kunit_invalidate_folio(struct folio *folio, size_t offset,
+				       size_t len)
+{
+	folio_detach_private(folio);
+}
+
+static const struct address_space_operations gup_kunit_aops = {
+	.dirty_folio = noop_dirty_folio,
+	.release_folio = gup_kunit_release_folio,
+	.invalidate_folio = gup_kunit_invalidate_folio,
+};
+
+static int gup_kunit_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, 0x67757066) ? 0 : -ENOMEM;	/* "gupf" */
+}
+
+static struct file_system_type gup_kunit_fs_type = {
+	.name = "gup_kunit",
+	.init_fs_context = gup_kunit_fs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+static int gup_kunit_file_init(struct kunit_resource *res, void *context)
+{
+	struct gup_kunit_file *file = kzalloc(sizeof(*file), GFP_KERNEL);
+
+	if (!file)
+		return -ENOMEM;
+	file->mnt = kern_mount(&gup_kunit_fs_type);
+	if (IS_ERR(file->mnt)) {
+		int err = PTR_ERR(file->mnt);
+
+		kfree(file);
+		return err;
+	}
+	file->inode = alloc_anon_inode(file->mnt->mnt_sb);
+	if (IS_ERR(file->inode)) {
+		int err = PTR_ERR(file->inode);
+
+		kern_unmount(file->mnt);
+		kfree(file);
+		return err;
+	}
+	file->inode->i_mapping->a_ops = &gup_kunit_aops;
+	res->data = file;
+	return 0;
+}
+
+/* iput() truncates the page cache (->invalidate_folio() detaches). */
+static void gup_kunit_file_release(struct kunit_resource *res)
+{
+	struct gup_kunit_file *file = res->data;
+
+	iput(file->inode);
+	kern_unmount(file->mnt);
+	kfree(file);
+}
+
+/*
+ * Reclaim must leave a DMA-pinned page-cache folio alone: once unmapped
+ * it cannot be newly pinned, but the pins it has may still be written
+ * through, so shrink_folio_list() activates it before it would write it
+ * back or ask the filesystem to release its private data (buffer heads,
+ * say) that the DMA's completion will need. The folio here is clean, has
+ * private data and one FOLL_PIN; reclaim_pages() (the MADV_PAGEOUT path)
+ * must reclaim nothing, never call ->release_folio(), and leave the folio
+ * in the page cache with its private data and its pin.
+ */
+static void reclaim_keeps_pinned_file_folio_and_its_private_data(struct kunit *test)
+{
+	struct kunit_resource *kres;
+	struct gup_kunit_file *file;
+	struct gup_kunit_snap s;
+	struct folio *folio;
+	LIST_HEAD(list);
+	bool pinned;
+
+	kres = kunit_alloc_and_get_resource(test, gup_kunit_file_init,
+					    gup_kunit_file_release,
+					    GFP_KERNEL, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, kres);
+	file = kres->data;
+	kunit_put_resource(kres);
+	folio = __filemap_get_folio(file->inode->i_mapping, 0,
+				    FGP_LOCK | FGP_CREAT, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, folio);
+	folio_attach_private(folio, file);
+	folio_mark_uptodate(folio);
+	folio_unlock(folio);
+
+	gup_kunit_snap(folio, &s);
+	pinned = gup_kunit_try_grab_folio(&folio->page, 1, FOLL_PIN) == folio;
+	KUNIT_EXPECT_TRUE(test, pinned);
+	lru_add_drain_all();
+	if (pinned && !folio_isolate_lru(folio)) {
+		list_add(&folio->lru, &list);
+		KUNIT_EXPECT_EQ(test, reclaim_pages(&list), 0UL);
+	} else {
+		KUNIT_FAIL(test, "cannot isolate the folio from the LRU");
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&file->releases), 0);
+	KUNIT_EXPECT_PTR_EQ(test, folio_get_private(folio), (void *)file);
+	KUNIT_EXPECT_PTR_EQ(test, folio->mapping, file->inode->i_mapping);
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(folio));
+	if (pinned)
+		unpin_user_page(&folio->page);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	folio_put(folio);
+}
+
 static struct kunit_case gup_pin_cases[] = {
 	KUNIT_CASE_PARAM(try_grab_page_get_adds_one_reference,
 			 gup_kunit_order_gen_params),
@@ -1353,6 +1493,7 @@ static struct kunit_case gup_pin_cases[] = {
 			 gup_kunit_make_dirty_gen_params),
 	KUNIT_CASE_PARAM(pin_concurrent_threads_end_at_base,
 			 gup_kunit_order_gen_params),
+	KUNIT_CASE(reclaim_keeps_pinned_file_folio_and_its_private_data),
 	{}
 };
 
