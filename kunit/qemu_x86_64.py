@@ -13,6 +13,8 @@
 #  memmap=2M!1G         2 MiB of RAM at 1 GiB kept from the page allocator
 #                       (E820 legacy PMEM, no driver claims it): real memory
 #                       for the device-coherent pgmaps of the user cases.
+#  brd.rd_nr=1 brd.rd_size=4096  a 4 MiB ramdisk, /dev/ram0: the swap area
+#                       that the pinned-anon reclaim case turns on and off.
 #  i8042.noaux i8042.nokbd  no PS/2 probe: its late 'input: ... Mouse' line
 #                       could land inside the KTAP and derail kunit.py.
 from ..qemu_config import QemuArchParams
@@ -25,7 +27,7 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   kernel_path='arch/x86/boot/bzImage',
 			   kernel_command_line='console=ttyS0 oops=panic panic=1 '
 			   'hugepages=16 movablecore=512M vsyscall=emulate '
-			   'memmap=2M!1G '
+			   'memmap=2M!1G brd.rd_nr=1 brd.rd_size=4096 '
 			   'i8042.noaux i8042.nokbd',
 			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
 					      '-m', '2048'])

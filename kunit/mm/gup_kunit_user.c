@@ -9,7 +9,9 @@
  */
 
 #include <linux/anon_inodes.h>
+#include <linux/major.h>
 #include <linux/migrate.h>
+#include <linux/namei.h>
 #include <linux/shmem_fs.h>
 #ifdef CONFIG_X86_VSYSCALL_EMULATION
 #include <asm/vsyscall.h>
@@ -1411,6 +1413,132 @@ static void madv_dontneed_while_pinned_refaults_new_page(struct kunit *test)
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 }
 
+#if defined(CONFIG_SWAP) && defined(CONFIG_BLK_DEV_RAM) && defined(CONFIG_X86_64)
+/*
+ * Swap for one case: the ramdisk /dev/ram0 (brd.rd_nr=1 brd.rd_size= on
+ * the kernel command line) as a swap area. Built-in KUnit runs before
+ * user space: there is no /dev, so the case makes a block-device node in
+ * the root filesystem; and there is no in-kernel swapon(), so it calls
+ * the system call's x86-64 entry with the path in its own user memory.
+ */
+asmlinkage long __x64_sys_swapon(const struct pt_regs *regs);
+asmlinkage long __x64_sys_swapoff(const struct pt_regs *regs);
+
+#define GUP_KUNIT_SWAP_DEV	"/gup_kunit_ram0"
+
+static int gup_kunit_swap_mknod(void)
+{
+	struct dentry *dentry;
+	struct path path;
+	int err;
+
+	dentry = kern_path_create(AT_FDCWD, GUP_KUNIT_SWAP_DEV, &path, 0);
+	if (IS_ERR(dentry))
+		return PTR_ERR(dentry) == -EEXIST ? 0 : PTR_ERR(dentry);
+	err = vfs_mknod(mnt_user_ns(path.mnt), d_inode(path.dentry), dentry,
+			S_IFBLK | 0600, MKDEV(RAMDISK_MAJOR, 0));
+	done_path_create(&path, dentry);
+	return err;
+}
+
+/* Write a version-1 swap header ("SWAPSPACE2") over the whole ramdisk. */
+static int gup_kunit_swap_mkswap(void)
+{
+	union swap_header *hdr;
+	struct file *f;
+	loff_t pos = 0, size;
+	ssize_t n;
+
+	f = filp_open(GUP_KUNIT_SWAP_DEV, O_RDWR | O_LARGEFILE, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	size = i_size_read(f->f_mapping->host);
+	hdr = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!hdr || size < 16 * PAGE_SIZE) {
+		kfree(hdr);
+		fput(f);
+		return hdr ? -ENOSPC : -ENOMEM;
+	}
+	hdr->info.version = 1;
+	hdr->info.last_page = size / PAGE_SIZE - 1;
+	memcpy(hdr->magic.magic, "SWAPSPACE2", 10);
+	n = kernel_write(f, hdr, PAGE_SIZE, &pos);
+	kfree(hdr);
+	if (n == PAGE_SIZE)
+		n = vfs_fsync(f, 0);
+	fput(f);
+	return n < 0 ? n : 0;
+}
+
+/* swapon() or swapoff() of the ramdisk, through a user copy of its path. */
+static long gup_kunit_swap_syscall(unsigned long ubuf, bool on)
+{
+	struct pt_regs regs = { .di = ubuf, .si = 0 };
+
+	if (copy_to_user((void __user *)ubuf, GUP_KUNIT_SWAP_DEV,
+			 sizeof(GUP_KUNIT_SWAP_DEV)))
+		return -EFAULT;
+	return on ? __x64_sys_swapon(&regs) : __x64_sys_swapoff(&regs);
+}
+
+/* MADV_PAGEOUT of one page: reclaim it now, swapping if it is anon. */
+static int gup_kunit_pageout(unsigned long addr)
+{
+	lru_add_drain_all();	/* madvise_pageout() only isolates LRU folios */
+	return do_madvise(current->mm, addr, PAGE_SIZE, MADV_PAGEOUT);
+}
+
+/*
+ * Reclaim must not put a DMA-pinned anonymous folio in the swap cache
+ * (feb889fb40fa, "mm: don't put pinned pages into the swap cache"): it
+ * could not be unmapped anyway (the pin keeps it exclusive), and a swap
+ * cache reference would later make a write fault copy it away from the
+ * DMA. With swap on, MADV_PAGEOUT of a pinned page leaves it mapped, out
+ * of the swap cache, with its pin; MADV_PAGEOUT of its unpinned
+ * neighbour swaps that one out, which shows that swap works. swapoff at
+ * the end brings it back.
+ */
+static void pageout_does_not_swap_pinned_anon_page(struct kunit *test)
+{
+	unsigned long addr = gup_kunit_mmap(test, 3 * PAGE_SIZE, GUP_KUNIT_RW,
+					    GUP_KUNIT_ANON);
+	unsigned long ubuf = addr + 2 * PAGE_SIZE;
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct gup_kunit_snap s;
+	struct page *now;
+	long ret, swapon;
+
+	KUNIT_ASSERT_EQ(test, gup_kunit_swap_mknod(), 0);
+	KUNIT_ASSERT_EQ_MSG(test, gup_kunit_swap_mkswap(), 0,
+			    "no ramdisk (boot with brd.rd_nr=1 brd.rd_size=)");
+	gup_kunit_fill(test, addr, 2);
+	gup_kunit_snap_counters(&s);
+	ret = pin_user_pages_fast(addr, 1, FOLL_WRITE, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, 1L);
+
+	swapon = gup_kunit_swap_syscall(ubuf, true);
+	KUNIT_EXPECT_EQ(test, swapon, 0L);
+	KUNIT_EXPECT_EQ(test, gup_kunit_pageout(addr), 0);
+	KUNIT_EXPECT_EQ(test, gup_kunit_pageout(addr + PAGE_SIZE), 0);
+	KUNIT_EXPECT_FALSE(test, PageSwapCache(p->pages[0]));
+	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(p->pages[0]));
+	KUNIT_EXPECT_EQ(test, get_user_pages_fast_only(addr, 1, 0, &now), 1);
+	if (now == p->pages[0])
+		put_page(now);
+	else
+		KUNIT_FAIL(test, "the pinned page is no longer mapped");
+	KUNIT_EXPECT_EQ_MSG(test, get_user_pages_fast_only(addr + PAGE_SIZE,
+							   1, 0, &now), 0,
+			    "the unpinned neighbour was not swapped out");
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	if (!swapon)
+		KUNIT_EXPECT_EQ(test, gup_kunit_swap_syscall(ubuf, false), 0L);
+	gup_kunit_expect_filled(test, p->pages, 1);
+}
+#endif /* CONFIG_SWAP && CONFIG_BLK_DEV_RAM && CONFIG_X86_64 */
+
 /*
  * What fork() does to each exclusive anonymous page of the parent, under
  * the locks that copy_page_range() holds (mmap write lock,
@@ -1523,6 +1651,9 @@ static struct kunit_case gup_pin_user_cases[] = {
 #endif
 	KUNIT_CASE(munmap_while_pinned_keeps_pages_until_unpin),
 	KUNIT_CASE(madv_dontneed_while_pinned_refaults_new_page),
+#if defined(CONFIG_SWAP) && defined(CONFIG_BLK_DEV_RAM) && defined(CONFIG_X86_64)
+	KUNIT_CASE(pageout_does_not_swap_pinned_anon_page),
+#endif
 	KUNIT_CASE(fork_refuses_to_share_pinned_anon_page),
 	KUNIT_CASE_PARAM(pin_user_pages_read_of_cow_shared_page_unshares,
 			 gup_kunit_path_gen_params),
