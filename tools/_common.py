@@ -5,6 +5,7 @@ and exits non-zero; nothing here prints a traceback for expected failures.
 """
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 
@@ -24,6 +25,15 @@ def die(tool, msg, status=1):
     """Print one line 'tool: msg' on stderr and exit."""
     print('%s: %s' % (tool, msg), file=sys.stderr)
     sys.exit(status)
+
+
+def interrupt_on_sigterm():
+    """Take SIGTERM (a CI job's timeout, kill) like Ctrl-C: raise
+    KeyboardInterrupt, so that the cleanup that Ctrl-C gets (stop the
+    build, restore a mutated tree, release the lock) runs for it too."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, handler)
 
 
 def run(cmd, cwd=None, check=True, capture=True, timeout=None, env=None):
@@ -69,7 +79,6 @@ class BuildLock:
             wait = int(os.environ.get('GPK_LOCK_WAIT', '3600'))
             print('%s: another run holds build/.lock; waiting up to %ds'
                   % (self.tool, wait), file=sys.stderr)
-            import signal
 
             def expired(_sig, _frm):
                 raise TimeoutError()

@@ -38,7 +38,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prepare_tree  # noqa: E402
 from _common import (BUILD, BuildLock, KBUILD_DIR, RESULTS, ROOT,  # noqa
-                     TREE, ToolError, run)
+                     TREE, ToolError, interrupt_on_sigterm, run)
 
 TOOL = 'check'
 W1_DIR = os.path.join(BUILD, 'w1-x86_64')
@@ -354,6 +354,7 @@ def main():
                     help='leave out a step (repeatable)')
     ap.add_argument('--filter', help='kunit.py filter glob for the kunit step')
     args = ap.parse_args()
+    interrupt_on_sigterm()
     t = Tally()
     t0 = time.monotonic()
     try:

@@ -20,6 +20,12 @@ another run can use the tree between two mutants):
      mutant; a build failure is status nocompile (never killed);
   4. in a finally (also on Ctrl-C) the files the patch touched are restored
      with git checkout, and the tree is checked clean again.
+A mutant of a header (a touched *.h) makes the kernel rebuild most of
+itself, and restoring the header would make the next build do it again.
+So before such a mutant the build directory is copied aside (cp -a,
+about 220 MB, seconds), and afterwards the copy replaces it and the
+restored header gets its original mtime back: the tree and the build are
+then exactly as before, and the next build is incremental again.
 tools/prepare_tree.py runs once, before the first mutant, followed by a
 baseline run of the unmutated tree (RESULTS/mutants/_baseline/): it must
 not crash; cases that already fail there, and suites that did not run there
@@ -54,8 +60,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (BuildLock, RESULTS, ROOT, TREE, ToolError,  # noqa: E402
-                     die)
+from _common import (BuildLock, KBUILD_DIR, RESULTS, ROOT, TREE,  # noqa: E402
+                     ToolError, die, interrupt_on_sigterm)
 
 TOOL = 'mutate'
 RUN_SUITE = os.path.join(ROOT, 'tools', 'run_suite.py')
@@ -361,6 +367,49 @@ def restore(tree, files):
                         'still modified' % ', '.join(left[:3]))
 
 
+def touches_header(files):
+    return any(p.endswith('.h') for p, _kind in files)
+
+
+def save_mtimes(tree, files):
+    """(atime_ns, mtime_ns) of each file a mutant modifies, before it."""
+    out = {}
+    for p, kind in files:
+        if kind != 'create':
+            st = os.stat(os.path.join(tree, p))
+            out[p] = (st.st_atime_ns, st.st_mtime_ns)
+    return out
+
+
+def restore_mtimes(tree, mtimes):
+    for p, ns in mtimes.items():
+        os.utime(os.path.join(tree, p), ns=ns)
+
+
+def snapshot_build(build_dir):
+    """Copy build_dir aside (cp -a keeps mtimes); return the copy's path."""
+    snap = build_dir + '.mutant-snapshot'
+    if os.path.exists(snap):
+        subprocess.run(['rm', '-rf', snap], check=True)
+    if not os.path.isdir(build_dir):
+        return None
+    proc = subprocess.run(['cp', '-a', build_dir, snap], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if proc.returncode:
+        subprocess.run(['rm', '-rf', snap])
+        raise ToolError('cannot copy %s aside: %s' % (
+            build_dir, (proc.stdout.strip().splitlines() or ['?'])[-1]))
+    return snap
+
+
+def restore_build(build_dir, snap):
+    """Put the copy of snapshot_build() back in place of build_dir."""
+    if snap is None:
+        return
+    subprocess.run(['rm', '-rf', build_dir], check=True)
+    os.rename(snap, build_dir)
+
+
 def run_suite(results_dir, timeout, jobs):
     """tools/run_suite.py --no-prepare; return (rc, stdout+stderr text).
 
@@ -441,13 +490,20 @@ def run_one(m, results, timeout, jobs, baseline=None):
     rdir = os.path.join(results, 'mutants', m['name'])
     require_clean(TREE)
     entry['tests_sha256'] = tests_sha()
+    header = touches_header(m['files'])
+    # Before git apply: afterwards the files carry the time of the apply,
+    # newer than every object, and the next build would redo them all.
+    mtimes = save_mtimes(TREE, m['files']) if header else {}
     err = try_apply(TREE, m['path'])
     if err is not None:
         entry['status'] = 'noapply'
         entry['detail'] = err
         entry['seconds'] = round(time.monotonic() - t0, 1)
         return entry
+    snap = None
     try:
+        if header:
+            snap = snapshot_build(KBUILD_DIR)
         os.makedirs(rdir, exist_ok=True)
         for stale in ('summary.json', 'meta.json'):
             try:
@@ -457,6 +513,8 @@ def run_one(m, results, timeout, jobs, baseline=None):
         _rc, out = run_suite(rdir, timeout, jobs)
     finally:
         restore(TREE, m['files'])
+        restore_mtimes(TREE, mtimes)
+        restore_build(KBUILD_DIR, snap)
     summary = read_summary(rdir)
     if summary is None and 'kernel build failed' in out:
         entry['status'] = 'nocompile'
@@ -545,6 +603,7 @@ def main(argv=None):
                     help='build nothing: recompute the statuses from the '
                     'summary.json files of an earlier run in RESULTS')
     args = ap.parse_args(argv)
+    interrupt_on_sigterm()
     results = os.path.abspath(args.results)
     try:
         mutants = [load_mutant(p) for p in args.patches]

@@ -39,7 +39,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prepare_tree  # noqa: E402
 from _common import (BuildLock, KBUILD_DIR, RESULTS, ROOT, TREE,  # noqa: E402
-                     ToolError, die)
+                     ToolError, die, interrupt_on_sigterm)
 
 TOOL = 'run_suite'
 KUNITCONFIG = os.path.join(ROOT, 'kunitconfig')
@@ -175,6 +175,7 @@ def main():
                     help='boot the kernel already built in --build_dir, '
                     'without preparing or building (tools/repeat.py)')
     args = ap.parse_args()
+    interrupt_on_sigterm()
     args.build_dir = os.path.abspath(args.build_dir)
     results = os.path.abspath(args.results)
     try:

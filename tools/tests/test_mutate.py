@@ -302,6 +302,74 @@ class GitTreeTest(unittest.TestCase):
         with open(os.path.join(self.tree, 'mm', 'gup.c')) as f:
             self.assertEqual(f.read(), 'a\nb\nd\n')
 
+    def test_header_mutant_leaves_tree_and_build_as_before(self):
+        """A header mutant: the build directory comes back from its copy
+        and the header gets its old mtime, so make sees nothing to do."""
+        hdr = os.path.join(self.tree, 'mm', 'gup.c')   # stands for mm.h
+        old = os.stat(hdr).st_mtime_ns - 10 ** 9
+        os.utime(hdr, ns=(old, old))
+        build = os.path.join(self.tmp, 'kunit-x86_64')
+        os.makedirs(os.path.join(build, 'mm'))
+        obj = os.path.join(build, 'mm', 'gup.o')
+        with open(obj, 'w') as f:
+            f.write('object')
+        os.utime(obj, ns=(old + 5, old + 5))
+        files = mu.touched_files(PATCH)
+        mtimes = mu.save_mtimes(self.tree, files)
+        snap = mu.snapshot_build(build)
+        self.assertIsNone(mu.try_apply(self.tree, self.write_patch(PATCH)))
+        with open(obj, 'w') as f:
+            f.write('mutant object')
+        with open(os.path.join(build, 'new.o'), 'w') as f:
+            f.write('x')
+        mu.restore(self.tree, files)
+        mu.restore_mtimes(self.tree, mtimes)
+        mu.restore_build(build, snap)
+        self.assertEqual(os.stat(hdr).st_mtime_ns, old)
+        with open(obj) as f:
+            self.assertEqual(f.read(), 'object')
+        self.assertEqual(os.stat(obj).st_mtime_ns, old + 5)
+        self.assertEqual(sorted(os.listdir(build)), ['mm'])
+        self.assertFalse(os.path.exists(snap))
+        self.assertTrue(mu.touches_header([('include/linux/mm.h', 'modify')]))
+        self.assertFalse(mu.touches_header(files))
+
+    def test_run_one_of_a_header_mutant_restores_old_mtime(self):
+        """run_one() itself: the header's mtime after the mutant is the one
+        from before git apply, and the build directory is the copy."""
+        hdr = os.path.join(self.tree, 'mm', 'x.h')
+        with open(hdr, 'w') as f:
+            f.write('a\nb\nd\n')
+        subprocess.run(['git', '-C', self.tree, 'add', '-A'], check=True)
+        subprocess.run(['git', '-C', self.tree, '-c', 'user.name=t',
+                        '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false',
+                        'commit', '-q', '-m', 'hdr'], check=True)
+        old = os.stat(hdr).st_mtime_ns - 10 ** 9
+        os.utime(hdr, ns=(old, old))
+        build = os.path.join(self.tmp, 'kunit-x86_64')
+        os.makedirs(build)
+        with open(os.path.join(build, 'vmlinux'), 'w') as f:
+            f.write('good')
+        path = self.write_patch(PATCH.replace('mm/gup.c', 'mm/x.h'))
+
+        def fake_run_suite(rdir, timeout, jobs):
+            with open(os.path.join(build, 'vmlinux'), 'w') as f:
+                f.write('mutant')
+            raise RuntimeError('stop here')
+
+        saved = (mu.TREE, mu.KBUILD_DIR, mu.run_suite)
+        mu.TREE, mu.KBUILD_DIR, mu.run_suite = (self.tree, build,
+                                                 fake_run_suite)
+        try:
+            with self.assertRaises(RuntimeError):
+                mu.run_one(mu.load_mutant(path), self.tmp, 60, 0)
+        finally:
+            mu.TREE, mu.KBUILD_DIR, mu.run_suite = saved
+        self.assertEqual(os.stat(hdr).st_mtime_ns, old)
+        with open(os.path.join(build, 'vmlinux')) as f:
+            self.assertEqual(f.read(), 'good')
+        self.assertEqual(mu.tree_changes(self.tree), [])
+
     def test_noapply_leaves_tree_clean(self):
         p = self.write_patch(PATCH.replace('-b\n', '-zzz\n'))
         err = mu.try_apply(self.tree, p)

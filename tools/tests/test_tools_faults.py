@@ -553,41 +553,53 @@ class BuildFaults(FaultCase):
     def calls(self):
         return (self.kunit / 'calls').read_text().split()
 
-    def test_build_interrupted_half_way(self):
-        """Ctrl-C in the middle of the build: the build's whole process
-        group is stopped (nothing goes on writing in the tree), one line
-        and status 130, the lock is free, and the next run builds again."""
+    def interrupt_build(self, sig):
+        """Start run_suite with a build that hangs, send it sig once the
+        build runs; return (result, pid of the build)."""
         self.mode('hang')
+        pidfile = self.kunit / 'pid'
+        if pidfile.exists():
+            pidfile.unlink()
         proc = subprocess.Popen(self.cmd, env=self.env, text=True,
                                 stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
-        pidfile = self.kunit / 'pid'
         deadline = time.monotonic() + HANG
         while not pidfile.exists() or not pidfile.read_text():
             self.assertLess(time.monotonic(), deadline, 'build never started')
             time.sleep(0.05)
         build_pid = int(pidfile.read_text())
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         try:
             out, err = proc.communicate(timeout=HANG)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            self.fail('run_suite hung after Ctrl-C')
-        res = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-        self.assertFault(res, 'run_suite', 'interrupted', status=130)
-        with self.assertRaises(ProcessLookupError):
-            os.kill(build_pid, 0)
-        fd = os.open(self.build / '.lock', os.O_RDWR)
-        self.addCleanup(os.close, fd)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
+            self.fail('run_suite hung after signal %d' % sig)
+        return (subprocess.CompletedProcess(proc.args, proc.returncode, out,
+                                            err), build_pid)
+
+    def test_build_interrupted_half_way(self):
+        """Ctrl-C, or SIGTERM (a CI timeout), in the middle of the build:
+        the build's whole process group is stopped (nothing goes on
+        writing in the tree), one line and status 130, the lock is free,
+        and the next run builds again."""
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with self.subTest(signal=sig):
+                res, build_pid = self.interrupt_build(sig)
+                self.assertFault(res, 'run_suite', 'interrupted',
+                                 status=130)
+                with self.assertRaises(ProcessLookupError):
+                    os.kill(build_pid, 0)
+                fd = os.open(self.build / '.lock', os.O_RDWR)
+                self.addCleanup(os.close, fd)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
         self.mode('fail')
         self.assertFault(run_tool(self.cmd, self.env), 'run_suite',
                          'kernel build failed',
                          'error: second build stops here')
-        self.assertEqual(self.calls(), ['build', 'build'])
+        self.assertEqual(self.calls(), ['build'] * 3)
 
     def test_disk_full_during_build(self):
         """The compiler hits ENOSPC: the one line says the disk is full,
