@@ -2006,7 +2006,7 @@ static noinline void gup_kunit_leak(void)
  */
 static noinline void gup_kunit_scrub_stack(void)
 {
-	char junk[2048];
+	char junk[1024];
 
 	memzero_explicit(junk, sizeof(junk));
 }
