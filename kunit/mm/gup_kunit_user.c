@@ -176,6 +176,25 @@ static void gup_kunit_expect_mapped(struct kunit *test, unsigned long addr,
 	}
 }
 
+/* Expect each of @npages pages mapped at @addr to be mapped and unpinned. */
+static void gup_kunit_expect_none_pinned(struct kunit *test, unsigned long addr,
+					 long npages)
+{
+	long i;
+
+	for (i = 0; i < npages; i++) {
+		struct page *now;
+
+		if (get_user_pages_fast(addr + i * PAGE_SIZE, 1, 0, &now) != 1) {
+			KUNIT_FAIL(test, "page %ld is not mapped", i);
+			continue;
+		}
+		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(now),
+				       "page %ld", i);
+		put_page(now);
+	}
+}
+
 /* Counters only: the user cases check them across many folios. */
 static void gup_kunit_snap_counters(struct gup_kunit_snap *s)
 {
@@ -761,7 +780,7 @@ static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit 
 	struct gup_kunit_pins *held = gup_kunit_pins(test, 1);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, c->npages);
 	int ref0[GUP_KUNIT_NPAGES];
-	long isolated, i, ret;
+	long isolated, ret;
 	struct gup_kunit_snap s;
 	struct page *page;
 	u64 *kaddr, tag;
@@ -788,17 +807,7 @@ static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit 
 	lru_add_drain_all();
 	KUNIT_EXPECT_TRUE(test, PageLRU(page));
 	KUNIT_EXPECT_EQ(test, page_ref_count(page), ref0[last]);
-	for (i = 0; i < c->npages; i++) {
-		struct page *now;
-
-		if (get_user_pages_fast(addr + i * PAGE_SIZE, 1, 0, &now) != 1) {
-			KUNIT_FAIL(test, "page %ld is not mapped", i);
-			continue;
-		}
-		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(now),
-				       "page %ld", i);
-		put_page(now);
-	}
+	gup_kunit_expect_none_pinned(test, addr, c->npages);
 }
 
 /*
@@ -1005,7 +1014,7 @@ static void pin_user_pages_longterm_failed_coherent_migration_leaves_no_pin(stru
 	struct gup_kunit_pins *p = gup_kunit_pins(test, npages);
 	struct gup_kunit_snap s;
 	struct page *dpage;
-	long i, ret;
+	long ret;
 
 	gup_kunit_fill(test, addr, npages);
 	dpage = gup_kunit_migrate_to_coherent(test, d, addr);
@@ -1018,17 +1027,7 @@ static void pin_user_pages_longterm_failed_coherent_migration_leaves_no_pin(stru
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 	gup_kunit_expect_mapped(test, addr, &dpage, 1);
 	gup_kunit_expect_filled(test, &dpage, 1);
-	for (i = 0; i < npages; i++) {
-		struct page *now;
-
-		if (get_user_pages_fast(addr + i * PAGE_SIZE, 1, 0, &now) != 1) {
-			KUNIT_FAIL(test, "page %ld is not mapped", i);
-			continue;
-		}
-		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(now),
-				       "page %ld", i);
-		put_page(now);
-	}
+	gup_kunit_expect_none_pinned(test, addr, npages);
 	/* Hand the device page back, so that the pgmap can go. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 0);
 	put_page(dpage);
