@@ -60,6 +60,7 @@
 #include <linux/syscalls.h>
 #include <linux/vmstat.h>
 #include <linux/wait_bit.h>
+#include <trace/events/page_ref.h>
 #include <trace/events/printk.h>
 #ifdef CONFIG_X86
 #include <asm/e820/api.h>
@@ -566,6 +567,133 @@ static void try_grab_folio_refuses_zero_refcount(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, got_pin);
 	KUNIT_EXPECT_NULL(test, got_get);
 }
+
+/* try_grab_folio() racing with a split: the grab flags and refs. */
+struct gup_kunit_split_case {
+	const char *name;
+	unsigned int flags;
+	int refs;
+};
+
+static const struct gup_kunit_split_case gup_kunit_split_cases[] = {
+	{ "FOLL_GET", FOLL_GET, 1 },
+	{ "FOLL_PIN", FOLL_PIN, 3 },
+};
+
+static void gup_kunit_split_desc(const struct gup_kunit_split_case *c,
+				 char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s refs %d", c->name, c->refs);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_split, gup_kunit_split_cases,
+		  gup_kunit_split_desc);
+
+#ifdef CONFIG_DEBUG_PAGE_REF
+/**
+ * struct gup_kunit_split - a split of a large folio, faked mid-grab.
+ * @head: the head page of the folio that try_get_folio() first finds.
+ * @page: the page being grabbed, a tail page of @head's folio.
+ * @new_head: what @page->compound_head becomes: the folio that the page
+ *	belongs to "after the split".
+ * @fired: set once the split has been faked.
+ *
+ * try_get_folio() reads page_folio(page), takes its references, then must
+ * read page_folio(page) again: a split in between leaves the references on
+ * a folio the page no longer belongs to (c24d37322548). The window is a
+ * few instructions wide and needs a concurrent split_huge_page(), so no
+ * test hits it by chance. The page_ref_mod_unless tracepoint of
+ * CONFIG_DEBUG_PAGE_REF fires inside folio_ref_try_add_rcu(), in that
+ * window, on the CPU doing the grab: a probe on it moves the page to
+ * another folio there, deterministically, with no hook in mm/gup.c.
+ */
+struct gup_kunit_split {
+	struct page *head;
+	struct page *page;
+	unsigned long new_head;
+	atomic_t fired;
+};
+
+static void gup_kunit_split_probe(void *data, struct page *page, int v,
+				  int ret)
+{
+	struct gup_kunit_split *split = data;
+
+	if (page != split->head || !ret || atomic_xchg(&split->fired, 1))
+		return;
+	WRITE_ONCE(split->page->compound_head, split->new_head);
+}
+
+/*
+ * A page that leaves its large folio between try_get_folio()'s page_folio()
+ * and its reference: the grab drops the references it took on the old
+ * folio and grabs the page's new folio instead. The old folio is THP-size;
+ * the page, its last tail page, moves to a small folio, as after a split.
+ */
+static void try_grab_folio_retries_when_page_leaves_folio(struct kunit *test)
+{
+	const struct gup_kunit_split_case *c = test->param_value;
+	bool pin = c->flags & FOLL_PIN;
+	struct gup_kunit_folio *old = gup_kunit_alloc(test,
+						      PMD_SHIFT - PAGE_SHIFT);
+	struct gup_kunit_folio *new = gup_kunit_alloc(test, 0);
+	struct page *page = gup_kunit_grab_page(old, true);
+	unsigned long old_head = READ_ONCE(page->compound_head);
+	struct gup_kunit_split split = {
+		.head = &old->folio->page,
+		.page = page,
+		.new_head = (unsigned long)&new->folio->page | 1,
+		.fired = ATOMIC_INIT(0),
+	};
+	struct gup_kunit_folio *held = NULL;
+	struct gup_kunit_snap s_old, s_new;
+	struct folio *got;
+	long leaked;
+
+	gup_kunit_snap(old->folio, &s_old);
+	gup_kunit_snap(new->folio, &s_new);
+	KUNIT_ASSERT_EQ(test,
+			register_trace_page_ref_mod_unless(gup_kunit_split_probe,
+							   &split), 0);
+	got = gup_kunit_try_grab_folio(page, c->refs, c->flags);
+	unregister_trace_page_ref_mod_unless(gup_kunit_split_probe, &split);
+	tracepoint_synchronize_unregister();
+	WRITE_ONCE(page->compound_head, old_head);
+
+	/* Record what the grab holds, so that the release undoes it. */
+	if (got == old->folio)
+		held = old;
+	else if (got == new->folio)
+		held = new;
+	if (held && pin)
+		held->pins += c->refs;
+	else if (held)
+		held->gets += c->refs;
+
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&split.fired), 1,
+			    "the probe never saw the grab's reference");
+	KUNIT_EXPECT_PTR_EQ_MSG(test, got, new->folio,
+				"the grab must return the page's new folio");
+	GUP_KUNIT_EXPECT_FOLIO(test, old->folio, &s_old, 0, 0);
+	GUP_KUNIT_EXPECT_FOLIO(test, new->folio, &s_new,
+			       pin ? gup_kunit_pin_refs(new->folio, c->refs) :
+			       c->refs, 0);
+	GUP_KUNIT_EXPECT_COUNTERS(test, &s_old, pin ? c->refs : 0, 0);
+
+	/* References a broken kernel left on the old folio: drop them too. */
+	leaked = folio_ref_count(old->folio) - s_old.ref;
+	if (held == old)
+		leaked -= pin ? gup_kunit_pin_refs(old->folio, c->refs) :
+			  c->refs;
+	if (leaked > 0)
+		old->gets += leaked;
+}
+#else
+static void try_grab_folio_retries_when_page_leaves_folio(struct kunit *test)
+{
+	kunit_skip(test, "needs CONFIG_DEBUG_PAGE_REF to fake the split");
+}
+#endif /* CONFIG_DEBUG_PAGE_REF */
 
 /*
  * Pageblock migratetypes that forbid long-term pins. The whole pageblock
@@ -1465,6 +1593,8 @@ static struct kunit_case gup_pin_cases[] = {
 	KUNIT_CASE_PARAM(try_grab_folio_longterm_refuses_unpinnable,
 			 gup_kunit_mt_gen_params),
 	KUNIT_CASE(try_grab_folio_longterm_refuses_movable_zone),
+	KUNIT_CASE_PARAM(try_grab_folio_retries_when_page_leaves_folio,
+			 gup_kunit_split_gen_params),
 	KUNIT_CASE_PARAM(is_longterm_pinnable_page_by_migratetype,
 			 gup_kunit_mt_gen_params),
 	KUNIT_CASE(is_longterm_pinnable_page_zero_page),
