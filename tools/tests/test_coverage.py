@@ -191,6 +191,13 @@ class Docs(unittest.TestCase):
         self.assertEqual(cov.undocumented(rec, refs), [11, 13])
         self.assertIn(('include/linux/mm.h', 102), refs)
 
+    def test_headings_and_prose_explain_nothing(self):
+        refs = cov.documented_refs('### f (mm/gup.c:10-20)\n'
+                                   'see `mm/gup.c:14`\n'
+                                   '| x | `mm/gup.c:15` is like 14 |\n'
+                                   '| `mm/gup.c:16` | y |')
+        self.assertEqual(refs, {('mm/gup.c', 16)})
+
 
 if __name__ == '__main__':
     unittest.main()
