@@ -15,7 +15,7 @@ another run can use the tree between two mutants):
      empty), else one-line error and exit 1;
   2. git apply --check, then git apply (status noapply if it does not);
   3. tools/run_suite.py --no-prepare: incremental build, then the suites in
-     QEMU with a short timeout (--timeout, default 60 s), results in
+     QEMU with a short timeout (--timeout, default 40 s), results in
      RESULTS/mutants/<name>/; a failing case, a crash or a hang kills the
      mutant; a build failure is status nocompile (never killed);
   4. in a finally (also on Ctrl-C) the files the patch touched are restored
@@ -592,8 +592,10 @@ def main(argv=None):
         formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('patches', nargs='+', metavar='PATCH',
                     help='mutant patches (kunit/mutants/*.patch)')
-    ap.add_argument('--timeout', type=int, default=60,
-                    help='seconds QEMU may run per mutant (default 60)')
+    ap.add_argument('--timeout', type=int, default=40,
+                    help='seconds QEMU may run per mutant (default 40: '
+                    'the suite runs in about 2 s, and a hung mutant must '
+                    'still cost under 60 s with its build)')
     ap.add_argument('--results', default=RESULTS,
                     help='results directory (default results/)')
     ap.add_argument('--jobs', type=int, default=0,
