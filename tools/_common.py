@@ -2,29 +2,69 @@
 
 Every tool reports bad input as one line on stderr, prefixed with its name,
 and exits non-zero; nothing here prints a traceback for expected failures.
+
+The trees: kunit/trees lists every kernel tree the project serves
+(`TREE PACKAGE` a line) and is the one place that does; read_trees() and
+select_trees() read it, Tree gives every per-tree path (build/TREE/...,
+results/TREE/, patches/TREE/, kunit/TREE/, ...), and kernel_sources() is
+the one rule saying which files under kunit/ go into a kernel tree.
 """
 import fcntl
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get('GPK_BUILD', os.path.join(ROOT, 'build'))
+RESULTS = os.environ.get('GPK_RESULTS', os.path.join(ROOT, 'results'))
+KUNIT = os.environ.get('GPK_KUNIT', os.path.join(ROOT, 'kunit'))
+PATCHES = os.environ.get('GPK_PATCHES', os.path.join(ROOT, 'patches'))
+DOCS = os.path.join(ROOT, 'docs')
+# Shared harness configuration (one copy for every tree).
+KUNITCONFIG = os.path.join(ROOT, 'kunitconfig')
+STATE_NAME = 'gup-pin-kunit.json'
+# The kunit/ subdirectories whose files go into every tree; kunit/TREE/
+# (subdirectories only) goes into that tree.
+COMMON_DIR = 'common'
+HARNESS_DIR = 'harness'
+TREE_NAME_RE = re.compile(r'^\d+\.\d+$')
+# Transitional, until every tool takes --tree: the paths of the
+# single-tree layout that the tools not yet converted still import.
 TREE = os.path.join(BUILD, 'linux')
 KBUILD_DIR = os.path.join(BUILD, 'kunit-x86_64')
-RESULTS = os.environ.get('GPK_RESULTS', os.path.join(ROOT, 'results'))
-STATE = os.path.join(TREE, '.git', 'gup-pin-kunit.json')
+STATE = os.path.join(TREE, '.git', STATE_NAME)
+# The build directories of the single-tree layout (build/linux and these
+# next to it), moved into build/TREE/ by migrate_single_tree_build().
+OLD_BUILD_DIRS = ('kunit-x86_64', 'kunit-debug-x86_64', 'gcov-x86_64',
+                  'w1-x86_64')
 
 
 class ToolError(Exception):
     """An expected failure: reported as one line, exit status 1."""
+    status = 1
+
+
+class UnknownTree(ToolError):
+    """A TREE that kunit/trees does not list: exit status 2."""
+    status = 2
 
 
 def die(tool, msg, status=1):
     """Print one line 'tool: msg' on stderr and exit."""
     print('%s: %s' % (tool, msg), file=sys.stderr)
     sys.exit(status)
+
+
+def display(path):
+    """A path as messages show it: relative to the repository when inside
+    it (commands in messages are meant to be run from there), else
+    absolute."""
+    path = os.path.abspath(path)
+    rel = os.path.relpath(path, ROOT)
+    return path if rel == '..' or rel.startswith('..' + os.sep) else rel
 
 
 def interrupt_on_sigterm():
@@ -53,6 +93,359 @@ def run(cmd, cwd=None, check=True, capture=True, timeout=None, env=None):
         raise ToolError('%s failed (exit %d): %s'
                         % (' '.join(cmd[:3]), proc.returncode, last))
     return proc
+
+
+# --------------------------------------------------------------------------
+# "One name a line, # comments" files
+# --------------------------------------------------------------------------
+
+def read_list(path, missing_ok=False):
+    """The entries of a list file: one a line, '#' starts a comment, blank
+    lines are ignored; each entry stripped. kunit/trees, kunit/suites,
+    patches/TREE/series, kunit/mutants/TREE/ci-subset, kunit/TREE/pin-core
+    and kunit/expected-splats are such files.
+
+    Return [(line number, entry)]. A missing file is [] with missing_ok,
+    else, like any unreadable file, a ToolError.
+    """
+    try:
+        with open(path, encoding='utf-8', errors='replace') as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        if missing_ok:
+            return []
+        raise ToolError('cannot read %s: no such file' % display(path))
+    except OSError as e:
+        raise ToolError('cannot read %s: %s' % (display(path), e.strerror))
+    out = []
+    for n, line in enumerate(lines, 1):
+        entry = line.split('#', 1)[0].strip()
+        if entry:
+            out.append((n, entry))
+    return out
+
+
+def read_names(path, missing_ok=False):
+    """The entries of a list file, without their line numbers."""
+    return [entry for _n, entry in read_list(path, missing_ok)]
+
+
+# --------------------------------------------------------------------------
+# The trees
+# --------------------------------------------------------------------------
+
+class Tree:
+    """One kernel tree of kunit/trees and every path that belongs to it.
+
+    The paths are computed when read, from the module's BUILD, RESULTS,
+    KUNIT and PATCHES, so that tests may point those elsewhere.
+    """
+
+    def __init__(self, name, package):
+        self.name = name
+        self.package = package
+
+    def __repr__(self):
+        return 'Tree(%r, %r)' % (self.name, self.package)
+
+    def __eq__(self, other):
+        return isinstance(other, Tree) and \
+            (self.name, self.package) == (other.name, other.package)
+
+    def __hash__(self):
+        return hash(self.name)
+
+    # build/TREE/
+    @property
+    def build(self):
+        return os.path.join(BUILD, self.name)
+
+    @property
+    def linux(self):
+        """The prepared tree: the tarball as a git repository."""
+        return os.path.join(self.build, 'linux')
+
+    @property
+    def state(self):
+        return os.path.join(self.linux, '.git', STATE_NAME)
+
+    @property
+    def kunit_build(self):
+        return os.path.join(self.build, 'kunit-x86_64')
+
+    @property
+    def debug_build(self):
+        return os.path.join(self.build, 'kunit-debug-x86_64')
+
+    @property
+    def gcov_build(self):
+        return os.path.join(self.build, 'gcov-x86_64')
+
+    @property
+    def w1_build(self):
+        return os.path.join(self.build, 'w1-x86_64')
+
+    # results/TREE/
+    @property
+    def results(self):
+        return os.path.join(RESULTS, self.name)
+
+    # inputs
+    @property
+    def patches(self):
+        """patches/TREE/: series, *.patch, cover-letter.txt,
+        kunit-tests.msg."""
+        return os.path.join(PATCHES, self.name)
+
+    @property
+    def config_dir(self):
+        """kunit/TREE/: its files are per-tree configuration, its
+        subdirectories kernel sources of this tree only."""
+        return os.path.join(KUNIT, self.name)
+
+    @property
+    def kunitconfig(self):
+        """kunit/TREE/kunitconfig if it exists, else None."""
+        path = os.path.join(self.config_dir, 'kunitconfig')
+        return path if os.path.isfile(path) else None
+
+    @property
+    def pin_core(self):
+        return os.path.join(self.config_dir, 'pin-core')
+
+    @property
+    def mutants(self):
+        return os.path.join(KUNIT, 'mutants', self.name)
+
+    @property
+    def docs(self):
+        return os.path.join(DOCS, self.name)
+
+    def expand(self, pattern):
+        """Replace {tree}, {build} (build/TREE) and {results} (results/,
+        not per tree) in a path given on a command line."""
+        return os.path.abspath(pattern.replace('{tree}', self.name)
+                               .replace('{build}', self.build)
+                               .replace('{results}', RESULTS))
+
+
+def trees_file():
+    return os.path.join(KUNIT, 'trees')
+
+
+def read_trees(path=None):
+    """The trees of kunit/trees, in file order: [Tree]."""
+    path = path or trees_file()
+    out = []
+    for n, entry in read_list(path):
+        fields = entry.split()
+        where = '%s:%d' % (display(path), n)
+        if len(fields) != 2:
+            raise ToolError('%s: expected "TREE PACKAGE", got %r'
+                            % (where, entry))
+        name, package = fields
+        if not TREE_NAME_RE.match(name):
+            raise ToolError('%s: tree %r is not MAJOR.MINOR' % (where, name))
+        if any(t.name == name for t in out):
+            raise ToolError('%s: tree %s listed twice' % (where, name))
+        out.append(Tree(name, package))
+    if not out:
+        raise ToolError('%s lists no tree' % display(path))
+    return out
+
+
+def select_trees(values, path=None):
+    """The trees that --tree values name, in kunit/trees order.
+
+    values: None or a list of strings, each one tree, 'all', or several
+    separated by commas or blanks (TREE='6.1 6.12'). None, [] and 'all'
+    mean every tree. An unknown name is an UnknownTree (exit status 2).
+    """
+    known = read_trees(path)
+    names = []
+    for value in values or []:
+        names += [v for v in re.split(r'[\s,]+', value) if v]
+    if not names or 'all' in names:
+        return known
+    by_name = {t.name: t for t in known}
+    for name in names:
+        if name not in by_name:
+            raise UnknownTree("unknown tree '%s'; known trees: %s"
+                              % (name, ', '.join(t.name for t in known)))
+    return [t for t in known if t.name in names]
+
+
+def add_tree_argument(parser):
+    """The --tree option, the same in every tool."""
+    parser.add_argument('--tree', action='append', metavar='TREE',
+                        help='a tree of kunit/trees (repeatable; "all" or '
+                        'none: every tree, in file order)')
+
+
+def selected_trees(tool, values):
+    """select_trees() for a tool's main(): a bad kunit/trees or an unknown
+    tree is one line on stderr and the exit."""
+    try:
+        return select_trees(values)
+    except ToolError as e:
+        die(tool, str(e), e.status)
+
+
+# --------------------------------------------------------------------------
+# Kernel sources under kunit/
+# --------------------------------------------------------------------------
+
+def _walk_files(top, skip_top_files):
+    for dirpath, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs
+                         if d != '__pycache__' and not d.startswith('.'))
+        if skip_top_files and dirpath == top:
+            continue
+        for name in sorted(files):
+            if name.startswith('.') or name.endswith(('~', '.pyc')):
+                continue
+            path = os.path.join(dirpath, name)
+            yield os.path.relpath(path, top).replace(os.sep, '/'), path
+
+
+def kernel_sources(tree, harness=True, kunit=None):
+    """The kernel sources of a tree: {tree-relative path: project path}.
+
+    The one rule for which files under kunit/ go into a kernel tree:
+      kunit/common/**   every tree, at the same relative path
+                        (kunit/common/mm/gup_kunit.h -> mm/gup_kunit.h);
+      kunit/TREE/*/**   that tree only: files in subdirectories
+                        (kunit/6.1/mm/x.c -> mm/x.c); the files directly
+                        in kunit/TREE/ (kunitconfig, pin-core) are
+                        per-tree configuration, never sources;
+      kunit/harness/**  every tree, but only with harness=True: the
+                        project's own builds compile them, `make series`
+                        never exports them.
+    Everything else under kunit/ is harness configuration. Dot files,
+    editor backups (*~) and __pycache__ are skipped. A relative path
+    that two of these roots give is a ToolError.
+
+    tree: a Tree (or anything with a .name) or a tree name; kunit: the
+    kunit/ directory (default KUNIT).
+    """
+    kunit = kunit or KUNIT
+    name = tree if isinstance(tree, str) else tree.name
+    roots = [(os.path.join(kunit, COMMON_DIR), False),
+             (os.path.join(kunit, name), True)]
+    if harness:
+        roots.append((os.path.join(kunit, HARNESS_DIR), False))
+    out = {}
+    for top, skip_top_files in roots:
+        if not os.path.isdir(top):
+            continue
+        for rel, path in _walk_files(top, skip_top_files):
+            if rel in out:
+                raise ToolError('%s comes from both %s and %s; a tree path '
+                                'may come from one of kunit/%s/, kunit/%s/ '
+                                'and kunit/%s/ only'
+                                % (rel, display(out[rel]), display(path),
+                                   COMMON_DIR, name, HARNESS_DIR))
+            out[rel] = path
+    return out
+
+
+def harness_sources(tree, kunit=None):
+    """The harness-only part of kernel_sources(tree): {tree path: path}."""
+    kunit = kunit or KUNIT
+    harness_top = os.path.join(kunit, HARNESS_DIR) + os.sep
+    return {rel: path for rel, path in
+            kernel_sources(tree, True, kunit).items()
+            if path.startswith(harness_top)}
+
+
+# --------------------------------------------------------------------------
+# The per-tree state of build/TREE/linux
+# --------------------------------------------------------------------------
+
+def load_state(tree=None):
+    """The state json of build/TREE/linux, or None. (Transitional: without
+    a tree, that of the single-tree build/linux.)
+
+    Keys: tree, package, version, tarball, tarball_stat, kernelversion,
+    base (pristine commit), patches (digest of the series applied, None
+    while git am is under way), series_head (after git am), harness (the
+    harness .c files that the harness commit builds, None while it is
+    being made), head (series_head plus the harness commit), synced
+    ({tree path: sha256} of the copied kernel sources). A state of the
+    single-tree layout lacks series_head and harness; it had no harness
+    commit, so series_head is its head.
+    """
+    try:
+        with open(tree.state if tree else STATE) as f:
+            state = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(state, dict):
+        return None
+    if 'series_head' not in state:
+        state['series_head'] = state.get('head')
+        state.setdefault('harness', [])
+    return state
+
+
+def save_state(tree, state):
+    tmp = tree.state + '.tmp'
+    with open(tmp, 'w') as f:
+        json.dump(state, f, indent=1, sort_keys=True)
+    os.replace(tmp, tree.state)
+
+
+# --------------------------------------------------------------------------
+# build/: the lock and the layout of the single-tree version
+# --------------------------------------------------------------------------
+
+def migrate_single_tree_build(tool):
+    """Deal with a build/linux of the single-tree layout.
+
+    If its state names the package of a tree of kunit/trees and that
+    tree has no build/TREE/linux yet, move build/linux and the build
+    directories next to it (OLD_BUILD_DIRS) into build/TREE/, prune the
+    repository's worktrees (they were under build/), and say so in one
+    line. Otherwise say in one line how to remove it, and leave it.
+    Returns the tree moved to, or None.
+    """
+    old = os.path.join(BUILD, 'linux')
+    if not os.path.isdir(old):
+        return None
+    try:
+        with open(os.path.join(old, '.git', STATE_NAME)) as f:
+            package = json.load(f).get('package')
+    except (OSError, ValueError, AttributeError):
+        package = None
+    target = next((t for t in read_trees() if t.package == package), None)
+    if target is not None and not os.path.lexists(target.linux):
+        try:
+            os.makedirs(target.build, exist_ok=True)
+            os.rename(old, target.linux)
+            for name in OLD_BUILD_DIRS:
+                src = os.path.join(BUILD, name)
+                dst = os.path.join(target.build, name)
+                if os.path.isdir(src) and not os.path.lexists(dst):
+                    os.rename(src, dst)
+        except OSError as e:
+            raise ToolError('cannot move %s into %s: %s'
+                            % (display(old), display(target.build),
+                               e.strerror))
+        run(['git', '-C', target.linux, 'worktree', 'prune'], check=False)
+        print('%s: moved %s (%s) and its build directories of the '
+              'single-tree layout to %s/' % (tool, display(old), package,
+                                              display(target.build)),
+              flush=True)
+        return target.name
+    why = ('%s already exists' % display(target.linux) if target else
+           'its package %s is no tree of %s' % (package or '(unknown)',
+                                                display(trees_file())))
+    gone = [display(os.path.join(BUILD, n)) for n in ('linux',) +
+            OLD_BUILD_DIRS if os.path.lexists(os.path.join(BUILD, n))]
+    print('%s: ignoring %s of the single-tree layout (%s); remove it with: '
+          'rm -rf %s' % (tool, display(old), why, ' '.join(gone)),
+          flush=True)
+    return None
 
 
 class BuildLock:
