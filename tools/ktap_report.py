@@ -62,6 +62,10 @@ Exit status: 0 all passed/skipped; 1 a test failed, crashed or is missing;
 
 Other tools can import this file and call parse_log(text), then
 apply_expected(), junit_xml(), summary() and report_lines() on the Result.
+write_combined() merges the results of several trees (results/TREE/) into
+one junit.xml, whose testsuites and classnames are prefixed with the
+tree (6.1/gup_pin), and one summary.json with a section per tree and the
+summed counts (tools/run_suite.py, tools/check.py).
 """
 
 from __future__ import annotations
@@ -74,6 +78,9 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import ToolError, display, read_list, read_names  # noqa: E402
 
 PASSED = 'passed'
 FAILED = 'failed'
@@ -476,12 +483,9 @@ def parse_log(text: str, log_name: str = 'kunit.log') -> Result:
 def read_splats(path: str) -> list[tuple[str, str]]:
     """Declared splats: lines 'CASE-GLOB TEXT' (# comments allowed)."""
     out = []
-    with open(path, encoding='utf-8') as file:
-        for line in file:
-            line = line.split('#', 1)[0].strip()
-            if line:
-                glob, _, text = line.partition(' ')
-                out.append((glob, text.strip()))
+    for _number, line in read_list(path):
+        glob, _, text = line.partition(' ')
+        out.append((glob, text.strip()))
     return out
 
 
@@ -650,9 +654,112 @@ def report_lines(result: Result) -> list[str]:
 
 def read_expected(path: str) -> list[str]:
     """Suite names, one a line; '#' comments and blank lines ignored."""
-    with open(path, encoding='utf-8', errors='replace') as file:
-        names = [line.split('#', 1)[0].strip() for line in file]
-    return [name for name in names if name]
+    return read_names(path)
+
+
+COUNTS_RE = re.compile(r'^(\d+) passed, (\d+) failed, (\d+) skipped$')
+COMBINED_FILES = ('junit.xml', 'summary.json')
+TREE_ERROR_SUITE = '<tree>'
+TREE_ERROR_CASE = 'prepare, build and run'
+
+
+def parse_counts(line: str) -> tuple[int, int, int] | None:
+    """(passed, failed, skipped) of an 'N passed, N failed, N skipped'
+    line, or None."""
+    match = COUNTS_RE.match(line.strip())
+    return tuple(int(g) for g in match.groups()) if match else None
+
+
+def remove_combined(out_dir: str) -> None:
+    """Remove the combined files of an earlier run from out_dir."""
+    for name in COMBINED_FILES:
+        try:
+            os.unlink(os.path.join(out_dir, name))
+        except FileNotFoundError:
+            pass
+
+
+def _tree_error(tree: str, results: str,
+                error: str) -> tuple[dict, ET.Element]:
+    doc = {'results': display(results), 'error': error, 'passed': 0,
+           'failed': 1, 'skipped': 0, 'crashed': False,
+           'crash_reason': None, 'missing_suites': [], 'suites': []}
+    suite = ET.Element('testsuite', {'name': f'{tree}/{TREE_ERROR_SUITE}',
+                                     'tests': '1', 'failures': '0',
+                                     'errors': '1', 'skipped': '0'})
+    case = ET.SubElement(suite, 'testcase', {
+        'classname': f'{tree}/{TREE_ERROR_SUITE}', 'name': TREE_ERROR_CASE})
+    _sub(case, 'error', error)
+    return doc, suite
+
+
+def _tree_results(tree: str, results: str) -> tuple[dict, list[ET.Element]]:
+    """The summary.json document and the JUnit testsuites of one tree,
+    renamed TREE/SUITE; a missing or unreadable file is a tree error."""
+    try:
+        with open(os.path.join(results, 'summary.json'),
+                  encoding='utf-8') as file:
+            doc = json.load(file)
+        root = ET.parse(os.path.join(results, 'junit.xml')).getroot()
+    except (OSError, ValueError, ET.ParseError) as err:
+        doc, suite = _tree_error(tree, results, f'no results in {results} '
+                                 f'({err.__class__.__name__}: {err})')
+        return doc, [suite]
+    doc = {'results': display(results), **doc}
+    suites = []
+    for suite in root.iter('testsuite'):
+        suite.set('name', f'{tree}/{suite.get("name", "")}')
+        for case in suite.iter('testcase'):
+            case.set('classname', f'{tree}/{case.get("classname", "")}')
+        suites.append(suite)
+    return doc, suites
+
+
+def combine(runs: list[tuple[str, str, str | None]]
+            ) -> tuple[dict, ET.ElementTree]:
+    """The combined summary.json document and JUnit tree of several trees.
+
+    runs: (tree, results directory, error or None), in order; a tree with
+    an error (it could not be built or run) counts as one failed test.
+    """
+    trees: dict[str, dict] = {}
+    root = ET.Element('testsuites')
+    for tree, results, error in runs:
+        if error is None:
+            doc, suites = _tree_results(tree, results)
+        else:
+            doc, suite = _tree_error(tree, results, error)
+            suites = [suite]
+        trees[tree] = doc
+        root.extend(suites)
+    totals = {key: sum(int(doc.get(key) or 0) for doc in trees.values())
+              for key in ('passed', 'failed', 'skipped')}
+    for attr in ('tests', 'failures', 'errors', 'skipped'):
+        root.set(attr, str(sum(int(s.get(attr) or 0) for s in root)))
+    summary_doc = {**totals,
+                   'crashed': any(doc.get('crashed') for doc in
+                                  trees.values()),
+                   'trees': trees}
+    tree_xml = ET.ElementTree(root)
+    ET.indent(tree_xml)
+    return summary_doc, tree_xml
+
+
+def write_combined(runs: list[tuple[str, str, str | None]],
+                   out_dir: str) -> dict:
+    """Write out_dir/junit.xml and out_dir/summary.json over the trees of
+    runs (see combine()); return the summary document."""
+    summary_doc, tree_xml = combine(runs)
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, 'junit.xml')
+    tree_xml.write(path + '.tmp', encoding='utf-8', xml_declaration=True)
+    os.replace(path + '.tmp', path)
+    path = os.path.join(out_dir, 'summary.json')
+    with open(path + '.tmp', 'w', encoding='utf-8') as file:
+        json.dump(summary_doc, file, indent=2)
+        file.write('\n')
+    os.replace(path + '.tmp', path)
+    return summary_doc
 
 
 def _warn(message: str) -> None:
@@ -731,6 +838,9 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except OSError as err:
         _warn(f'{err.filename or "I/O"}: {err.strerror or err}')
+        return 2
+    except ToolError as err:
+        _warn(str(err))
         return 2
 
 

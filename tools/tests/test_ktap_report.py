@@ -1,6 +1,6 @@
 """Tests for tools/ktap_report.py; run from the repository root with
 
-    python3 -m unittest discover -s tools/tests
+    python3 -m unittest discover -s tools/tests -t .
 """
 
 import contextlib
@@ -500,6 +500,71 @@ class ScriptTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 1)
         self.assertEqual(proc.stdout.splitlines()[-1],
                          '2 passed, 2 failed, 0 skipped')
+
+
+class CombinedTest(CliCase):
+    """results/junit.xml and results/summary.json over two trees."""
+
+    def tree_results(self, tree, log):
+        out = self.dir / tree
+        out.mkdir()
+        with contextlib.redirect_stdout(io.StringIO()):
+            kr.main([str(FIXTURES / log), '--junit', str(out / 'junit.xml'),
+                     '--summary-json', str(out / 'summary.json')])
+        return str(out)
+
+    def test_two_tree_result_dirs(self):
+        runs = [('6.1', self.tree_results('6.1', 'pass.log'), None),
+                ('6.12', self.tree_results('6.12', 'fail.log'), None)]
+        per_tree = [json.loads((Path(d) / 'summary.json').read_text())
+                    for _t, d, _e in runs]
+        doc = kr.write_combined(runs, str(self.dir))
+        self.assertEqual(doc, json.loads((self.dir / 'summary.json')
+                                         .read_text()))
+        for key in ('passed', 'failed', 'skipped'):
+            self.assertEqual(doc[key], sum(t[key] for t in per_tree), key)
+        self.assertEqual(list(doc['trees']), ['6.1', '6.12'])
+        self.assertEqual(doc['trees']['6.12']['suites'],
+                         per_tree[1]['suites'])
+        self.assertEqual(doc['crashed'], False)
+        root = ET.parse(self.dir / 'junit.xml').getroot()
+        names = [s.get('name') for s in root.iter('testsuite')]
+        self.assertTrue(names)
+        self.assertTrue(all(n.startswith(('6.1/', '6.12/')) for n in names),
+                        names)
+        for tree, directory, _e in runs:
+            own = ET.parse(Path(directory) / 'junit.xml').getroot()
+            self.assertEqual(
+                [tree + '/' + s.get('name') for s in own.iter('testsuite')],
+                [n for n in names if n.startswith(tree + '/')])
+        for case in root.iter('testcase'):
+            self.assertRegex(case.get('classname'), r'^6\.12?/')
+        tests = sum(int(s.get('tests')) for s in root.iter('testsuite'))
+        self.assertEqual(root.get('tests'), str(tests))
+        self.assertEqual(int(root.get('failures')) +
+                         int(root.get('errors')), doc['failed'])
+
+    def test_a_tree_that_did_not_run(self):
+        runs = [('6.1', self.tree_results('6.1', 'pass.log'), None),
+                ('6.12', str(self.dir / '6.12'), 'kernel build failed: x')]
+        doc = kr.write_combined(runs, str(self.dir))
+        self.assertEqual(doc['trees']['6.12']['error'],
+                         'kernel build failed: x')
+        self.assertEqual(doc['failed'], 1)
+        suite = [s for s in ET.parse(self.dir / 'junit.xml').getroot()
+                 .iter('testsuite') if s.get('name').startswith('6.12/')]
+        self.assertEqual(len(suite), 1)
+        self.assertEqual(suite[0].find('testcase/error').get('message'),
+                         'kernel build failed: x')
+        # Results that are missing although no error was given count too.
+        doc = kr.combine([('6.1', str(self.dir / 'none'), None)])[0]
+        self.assertEqual(doc['failed'], 1)
+        self.assertIn('no results in', doc['trees']['6.1']['error'])
+
+    def test_counts_line(self):
+        self.assertEqual(kr.parse_counts('3 passed, 1 failed, 0 skipped\n'),
+                         (3, 1, 0))
+        self.assertIsNone(kr.parse_counts('run_suite: 6.1: 3 passed'))
 
 
 if __name__ == '__main__':
