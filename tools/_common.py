@@ -453,6 +453,8 @@ class BuildLock:
 
     A second run waits (up to GPK_LOCK_WAIT seconds, default 3600) and
     then refuses. Nested tools see GPK_LOCK_HELD and do not lock again.
+    The outermost holder also moves a build/linux of the single-tree
+    layout into place (migrate_single_tree_build).
     """
 
     def __init__(self, tool):
@@ -485,6 +487,12 @@ class BuildLock:
             finally:
                 signal.alarm(0)
                 signal.signal(signal.SIGALRM, old)
+        try:
+            migrate_single_tree_build(self.tool)
+        except BaseException:
+            os.close(self.fd)
+            self.fd = None
+            raise
         os.environ['GPK_LOCK_HELD'] = 'inherit'
         return self
 

@@ -1,47 +1,59 @@
 #!/usr/bin/env python3
-"""Prepare build/linux: Debian's linux-source tarball + patches/ + kunit/.
+"""Prepare build/TREE/linux for each tree of kunit/trees: Debian's
+linux-source-TREE tarball + patches/TREE/ + the kernel sources of kunit/.
 
-Steps, each skipped when its inputs did not change:
-  1. find the tarball that Debian's linux-source package installs (the
-     version comes from dpkg, never from this file) and check its major
-     version against --series (default 6.1);
-  2. unpack it into build/linux as a git repository with one pristine base
-     commit (Debian's .gitignore ignores every top-level path, so files are
-     added with -f);
-  3. apply patches/ (in the order of patches/series) with git am;
-  4. copy the test sources under kunit/ (laid out as in the kernel tree) in
-     place, writing only files whose content changed so that kbuild
-     rebuilds only what changed.
+Steps, per tree, each skipped when its inputs did not change:
+  1. find the tarball that the tree's package (kunit/trees) installs (the
+     version comes from dpkg, never from this file), and check that its
+     `make kernelversion` is TREE.y;
+  2. unpack it into build/TREE/linux as a git repository with one pristine
+     base commit, tag `pristine` (Debian's .gitignore ignores every
+     top-level path, so files are added with -f);
+  3. apply patches/TREE/ (in the order of patches/TREE/series; no series
+     file: no patches) with git am on branch `series`: that is the
+     state's series_head;
+  4. if there are harness files (kunit/harness/DIR/NAME.c), commit one
+     generated commit on top, "gup-pin-kunit harness: build FILES (not for
+     upstream)", that appends `obj-$(CONFIG_GUP_KUNIT_TEST) += NAME.o` to
+     DIR/Makefile for each: that is the state's head (without harness
+     files, head = series_head). `make series` never exports it;
+  5. copy the kernel sources (tools/_common.py kernel_sources(): kunit/
+     common/, kunit/TREE/ subdirectories, kunit/harness/) in place,
+     writing only files whose content changed so that kbuild rebuilds
+     only what changed.
 
-State lives in build/linux/.git/gup-pin-kunit.json. Local edits to the
-tree are refused, never overwritten.
+State lives in build/TREE/linux/.git/gup-pin-kunit.json. Local edits to
+the tree are refused, never overwritten. Prints one line per tree.
 
 Environment overrides (for tools/tests; the defaults are what `make` uses):
   GPK_SRC_DIR   where the package's tarball must lie (default /usr/src/)
-  GPK_PATCHES   the series directory (default patches/)
-  GPK_KUNIT     the test sources (default kunit/)
+  GPK_PATCHES   the series directories (default patches/)
+  GPK_KUNIT     kunit/ (trees, test sources)
+  GPK_BUILD     build/
 """
 import argparse
 import glob
 import hashlib
-import json
 import os
 import shutil
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (BuildLock, ROOT, STATE, TREE, ToolError,  # noqa: E402
-                     die, run)
+from _common import (BuildLock, ToolError, add_tree_argument,  # noqa: E402
+                     die, display, harness_sources, kernel_sources,
+                     load_state, read_names, run, save_state,
+                     selected_trees)
 
 TOOL = 'prepare_tree'
-PATCHES = os.environ.get('GPK_PATCHES', os.path.join(ROOT, 'patches'))
-KUNIT = os.environ.get('GPK_KUNIT', os.path.join(ROOT, 'kunit'))
 SRC_DIR = os.path.join(os.environ.get('GPK_SRC_DIR', '/usr/src/'), '')
-# Entries of kunit/ that configure the harness instead of going into the tree.
-KUNIT_NOT_TREE = ('mutants',)
 GIT_ID = ['-c', 'user.name=gup-pin-kunit', '-c',
           'user.email=gup-pin-kunit@localhost', '-c', 'commit.gpgsign=false']
+# Dates of the generated commits: fixed, so that the same inputs give the
+# same commit ids.
+FIXED_DATE = '2000-01-01T00:00:00Z'
+HARNESS_SUBJECT = 'gup-pin-kunit harness: build %s (not for upstream)'
+HARNESS_CONFIG = 'CONFIG_GUP_KUNIT_TEST'
 
 
 def dpkg_field(pkg, field):
@@ -51,15 +63,14 @@ def dpkg_field(pkg, field):
     return proc.stdout.strip()
 
 
-def find_tarball(series):
-    """Return (package, version, tarball path) for linux-source-SERIES."""
-    pkg = 'linux-source-%s' % series
+def find_tarball(tree):
+    """Return (package, version, tarball path) of the tree's package."""
+    pkg = tree.package
     version = dpkg_field(pkg, 'Version')
     if not version:
-        deps = dpkg_field('linux-source', 'Depends') or ''
-        hint = (' (linux-source depends on %s)' % deps) if deps else ''
-        raise ToolError('package %s is not installed%s; run tools/deps or '
-                        'apt-get install %s' % (pkg, hint, pkg))
+        raise ToolError('package %s (tree %s) is not installed; run '
+                        'tools/deps or apt-get install %s'
+                        % (pkg, tree.name, pkg))
     files = run(['dpkg-query', '-L', pkg]).stdout.split()
     tars = [f for f in files if f.startswith(SRC_DIR) and
             f.endswith('.tar.xz')]
@@ -70,48 +81,27 @@ def find_tarball(series):
         raise ToolError('linux-source tarball %s is missing (reinstall %s)'
                         % (tarball, pkg))
     base = os.path.basename(tarball)
-    if base != 'linux-source-%s.tar.xz' % series:
-        raise ToolError('tarball %s is not of series %s' % (base, series))
+    if base != '%s.tar.xz' % pkg:
+        raise ToolError('tarball %s is not of tree %s (%s.tar.xz)'
+                        % (base, tree.name, pkg))
     return pkg, version, tarball
 
 
-def load_state():
-    try:
-        with open(STATE) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
+def git(tree, *args, check=True, timeout=None, env=None):
+    return run(['git', '-C', tree.linux] + GIT_ID + list(args), check=check,
+               timeout=timeout, env=env)
 
 
-def save_state(state):
-    tmp = STATE + '.tmp'
-    with open(tmp, 'w') as f:
-        json.dump(state, f, indent=1, sort_keys=True)
-    os.replace(tmp, STATE)
-
-
-def git(*args, check=True, timeout=None):
-    return run(['git', '-C', TREE] + GIT_ID + list(args), check=check,
-               timeout=timeout)
-
-
-def series_files():
-    """Return the patch paths listed in patches/series, in order."""
-    path = os.path.join(PATCHES, 'series')
-    if not os.path.exists(path):
-        return []
-    names = []
-    with open(path) as f:
-        for line in f:
-            line = line.split('#', 1)[0].strip()
-            if line:
-                names.append(line)
+def series_files(tree):
+    """The patch paths that patches/TREE/series lists, in order; [] if the
+    tree has no series file."""
+    path = os.path.join(tree.patches, 'series')
     out = []
-    for name in names:
-        p = os.path.join(PATCHES, name)
+    for name in read_names(path, missing_ok=True):
+        p = os.path.join(tree.patches, name)
         if not os.path.isfile(p):
-            raise ToolError('patches/series names %s, which does not exist'
-                            % name)
+            raise ToolError('%s names %s, which does not exist'
+                            % (display(path), name))
         out.append(p)
     return out
 
@@ -133,29 +123,15 @@ def file_sha(path):
         return None
 
 
-def kunit_sources():
-    """Map tree-relative path -> source path for every file under kunit/."""
-    out = {}
-    for top in sorted(os.listdir(KUNIT)) if os.path.isdir(KUNIT) else []:
-        full = os.path.join(KUNIT, top)
-        if top in KUNIT_NOT_TREE or not os.path.isdir(full):
-            continue
-        for dirpath, _dirs, files in os.walk(full):
-            for name in files:
-                src = os.path.join(dirpath, name)
-                out[os.path.relpath(src, KUNIT)] = src
-    return out
-
-
-def local_changes():
-    """Return tracked files modified in build/linux, or [] if clean."""
-    proc = git('status', '--porcelain', '--untracked-files=no')
+def local_changes(tree):
+    """Return tracked files modified in build/TREE/linux, or [] if clean."""
+    proc = git(tree, 'status', '--porcelain', '--untracked-files=no')
     return [line[3:] for line in proc.stdout.splitlines() if line.strip()]
 
 
-def unpack(pkg, version, tarball, series):
+def unpack(tree, pkg, version, tarball):
     """Unpack the tarball into a fresh git tree; return the state dict."""
-    parent = os.path.dirname(TREE)
+    parent = os.path.dirname(tree.linux)
     os.makedirs(parent, exist_ok=True)
     # A run killed while unpacking leaves its temporary tree (GBs); we hold
     # the build/ lock, so any such directory is stale.
@@ -163,33 +139,36 @@ def unpack(pkg, version, tarball, series):
         shutil.rmtree(old, ignore_errors=True)
     tmp = tempfile.mkdtemp(prefix='linux.unpack-', dir=parent)
     try:
-        print('%s: unpacking %s (%s)' % (TOOL, tarball, version), flush=True)
+        print('%s: %s: unpacking %s (%s)' % (TOOL, tree.name, tarball,
+                                             version), flush=True)
         run(['tar', '-xJf', tarball, '-C', tmp, '--strip-components=1'])
         if not os.path.exists(os.path.join(tmp, 'Makefile')):
             raise ToolError('%s did not unpack to a kernel tree' % tarball)
         kver = run(['make', '-s', '-C', tmp, 'kernelversion']).stdout.strip()
-        if kver.split('.')[:2] != series.split('.'):
+        if kver.split('.')[:2] != tree.name.split('.'):
             raise ToolError('tarball %s holds kernel %s, expected %s.y'
-                            % (tarball, kver, series))
+                            % (tarball, kver, tree.name))
         gcmd = ['git', '-C', tmp] + GIT_ID
         run(gcmd + ['init', '-q', '-b', 'base'])
         run(gcmd + ['add', '-A', '-f', '.'], timeout=1800)
-        env = dict(os.environ, GIT_AUTHOR_DATE='2000-01-01T00:00:00Z',
-                   GIT_COMMITTER_DATE='2000-01-01T00:00:00Z')
+        env = dict(os.environ, GIT_AUTHOR_DATE=FIXED_DATE,
+                   GIT_COMMITTER_DATE=FIXED_DATE)
         run(gcmd + ['commit', '-q', '-m',
                     'Pristine %s %s (%s)' % (pkg, version, kver)],
             env=env, timeout=1800)
         run(gcmd + ['tag', 'pristine'])
         base = run(gcmd + ['rev-parse', 'HEAD']).stdout.strip()
-        if os.path.exists(TREE):
-            shutil.rmtree(TREE)
-        os.rename(tmp, TREE)
+        if os.path.exists(tree.linux):
+            shutil.rmtree(tree.linux)
+        os.rename(tmp, tree.linux)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return {'package': pkg, 'version': version, 'tarball': tarball,
-            'tarball_stat': tarball_stat(tarball), 'kernelversion': kver,
-            'base': base, 'patches': None, 'head': base, 'synced': {}}
+    return {'tree': tree.name, 'package': pkg, 'version': version,
+            'tarball': tarball, 'tarball_stat': tarball_stat(tarball),
+            'kernelversion': kver, 'base': base, 'patches': None,
+            'series_head': base, 'harness': None, 'head': base,
+            'synced': {}}
 
 
 def tarball_stat(tarball):
@@ -197,55 +176,107 @@ def tarball_stat(tarball):
     return '%d:%d' % (st.st_size, int(st.st_mtime))
 
 
-def apply_patches(state, patches):
+def apply_patches(tree, state, patches):
     """Reset to the pristine base and git am the series."""
-    if os.path.isdir(os.path.join(TREE, '.git', 'rebase-apply')):
-        git('am', '--abort', check=False)
-    git('checkout', '-q', '-B', 'series', state['base'])
-    git('reset', '-q', '--hard', state['base'])
+    if os.path.isdir(os.path.join(tree.linux, '.git', 'rebase-apply')):
+        git(tree, 'am', '--abort', check=False)
+    git(tree, 'checkout', '-q', '-B', 'series', state['base'])
+    git(tree, 'reset', '-q', '--hard', state['base'])
     for p in patches:
-        proc = git('am', '-q', '--whitespace=nowarn', p, check=False)
+        proc = git(tree, 'am', '-q', '--whitespace=nowarn', p, check=False)
         if proc.returncode != 0:
-            git('am', '--abort', check=False)
-            git('reset', '-q', '--hard', state['base'])
-            first = next((ln for ln in proc.stdout.splitlines()
-                          if 'error' in ln.lower() or 'fail' in ln.lower()),
-                         proc.stdout.strip().splitlines()[-1:] or [''])
-            if isinstance(first, list):
-                first = first[0] if first else ''
-            raise ToolError('patch %s does not apply to %s: %s'
-                            % (os.path.relpath(p, ROOT), state['version'],
-                               first.strip()))
-    state['head'] = git('rev-parse', 'HEAD').stdout.strip()
+            git(tree, 'am', '--abort', check=False)
+            git(tree, 'reset', '-q', '--hard', state['base'])
+            out = proc.stdout.strip().splitlines()
+            first = next((ln for ln in out if 'error' in ln.lower() or
+                          'fail' in ln.lower()), out[-1] if out else '')
+            raise ToolError('patch %s does not apply to tree %s (%s %s): %s'
+                            % (display(p), tree.name, state['package'],
+                               state['version'], first.strip()))
+    state['series_head'] = git(tree, 'rev-parse', 'HEAD').stdout.strip()
+    state['head'] = state['series_head']
     state['patches'] = digest_files(patches)
 
 
-def sync_kunit(state):
-    """Copy kunit/ sources into the tree; return the number written."""
-    srcs = kunit_sources()
+def harness_objects(tree):
+    """(tree path of a harness .c file, its dir's Makefile, obj- line),
+    sorted, for every .c file under kunit/harness/."""
+    out = []
+    for rel, src in sorted(harness_sources(tree).items()):
+        if not rel.endswith('.c'):
+            continue
+        d, name = os.path.split(rel)
+        if not d:
+            raise ToolError('%s: a harness source must lie in a directory '
+                            'of the kernel tree' % display(src))
+        out.append((rel, d + '/Makefile', 'obj-$(%s) += %s.o'
+                    % (HARNESS_CONFIG, name[:-2])))
+    return out
+
+
+def harness_commit(tree, state, objects):
+    """Commit the Makefile lines that build the harness files on top of
+    series_head; set state head. No harness files: no commit."""
+    git(tree, 'reset', '-q', '--hard', state['series_head'])
+    state['head'] = state['series_head']
+    if not objects:
+        return
+    for rel, makefile, line in objects:
+        path = os.path.join(tree.linux, makefile)
+        if git(tree, 'ls-files', '--error-unmatch', makefile,
+               check=False).returncode != 0:
+            raise ToolError('harness source kunit/harness/%s: tree %s has '
+                            'no %s to build it' % (rel, tree.name, makefile))
+        with open(path) as f:
+            text = f.read()
+        if line in text.splitlines():
+            continue
+        with open(path, 'a') as f:
+            f.write(('' if text.endswith('\n') or not text else '\n') +
+                    line + '\n')
+    files = [rel for rel, _m, _l in objects]
+    makefiles = sorted({m for _r, m, _l in objects})
+    git(tree, 'add', '-f', '--', *makefiles)
+    msg = (HARNESS_SUBJECT % ', '.join(files) + '\n\n'
+           'Generated by tools/prepare_tree.py from kunit/harness/: the\n'
+           'harness-only kernel sources are compiled in the project\'s own\n'
+           'builds. `make series` exports the series without this commit.\n')
+    env = dict(os.environ, GIT_AUTHOR_DATE=FIXED_DATE,
+               GIT_COMMITTER_DATE=FIXED_DATE)
+    if git(tree, 'diff', '--cached', '--quiet', check=False).returncode:
+        git(tree, 'commit', '-q', '--no-verify', '-m', msg, env=env)
+    state['head'] = git(tree, 'rev-parse', 'HEAD').stdout.strip()
+
+
+def sync_sources(tree, state):
+    """Copy the kernel sources into the tree; return the number written."""
+    srcs = kernel_sources(tree)
     synced = state.get('synced', {})
     written = 0
     # Refuse to overwrite a test source edited inside the tree.
     for rel, sha in synced.items():
-        cur = file_sha(os.path.join(TREE, rel))
+        cur = file_sha(os.path.join(tree.linux, rel))
         if cur is not None and cur != sha:
-            raise ToolError('build/linux/%s was edited in the tree; edit '
-                            'kunit/%s instead (save your change, then '
-                            'delete the tree copy)' % (rel, rel))
+            edit = display(srcs[rel]) if rel in srcs else 'kunit/'
+            raise ToolError('%s was edited in the tree; edit %s instead '
+                            '(save your change, then delete the tree copy)'
+                            % (display(os.path.join(tree.linux, rel)), edit))
     for rel in set(synced) - set(srcs):
         try:
-            os.unlink(os.path.join(TREE, rel))
+            os.unlink(os.path.join(tree.linux, rel))
         except FileNotFoundError:
             pass
     new = {}
     for rel, src in sorted(srcs.items()):
-        dst = os.path.join(TREE, rel)
+        dst = os.path.join(tree.linux, rel)
         sha = file_sha(src)
         if file_sha(dst) != sha:
-            tracked = git('ls-files', '--error-unmatch', rel, check=False)
+            tracked = git(tree, 'ls-files', '--error-unmatch', rel,
+                          check=False)
             if tracked.returncode == 0:
-                raise ToolError('kunit/%s would overwrite a file of the '
-                                'kernel tree; change it with a patch' % rel)
+                raise ToolError('%s would overwrite %s of the kernel tree; '
+                                'change it with a patch'
+                                % (display(src), rel))
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             tmp = dst + '.gpk-tmp'
             shutil.copyfile(src, tmp)
@@ -256,81 +287,110 @@ def sync_kunit(state):
     return written
 
 
-def prepare(series, quiet=False):
-    pkg, version, tarball = find_tarball(series)
-    state = load_state()
-    fresh = (state is None or not os.path.isdir(TREE) or
+def reset_hint(tree, commit=''):
+    return 'git -C %s reset --hard%s' % (display(tree.linux),
+                                         ' ' + commit[:12] if commit else '')
+
+
+def prepare(tree, quiet=False):
+    """Bring build/TREE/linux up to date; return its state."""
+    pkg, version, tarball = find_tarball(tree)
+    state = load_state(tree)
+    has_git = os.path.isdir(os.path.join(tree.linux, '.git'))
+    fresh = (state is None or not has_git or
              state.get('version') != version or
              state.get('tarball_stat') != tarball_stat(tarball) or
-             git('rev-parse', '-q', '--verify', state.get('base', 'x'),
-                 check=False).returncode != 0)
-    if fresh and os.path.isdir(os.path.join(TREE, '.git')) and state:
-        changes = local_changes()
+             git(tree, 'rev-parse', '-q', '--verify',
+                 state.get('base') or 'x', check=False).returncode != 0)
+    if fresh and has_git and state:
+        changes = local_changes(tree)
         if changes:
-            raise ToolError('build/linux has local changes (%s ...); keep '
-                            'them elsewhere, then: rm -rf build/linux'
-                            % changes[0])
+            raise ToolError('%s has local changes (%s ...); keep them '
+                            'elsewhere, then: rm -rf %s'
+                            % (display(tree.linux), changes[0],
+                               display(tree.linux)))
     if fresh:
-        state = unpack(pkg, version, tarball, series)
-        save_state(state)
-    patches = series_files()
-    head = git('rev-parse', 'HEAD').stdout.strip()
-    if state.get('patches') != digest_files(patches) or \
-       head != state.get('head') or \
-       os.path.isdir(os.path.join(TREE, '.git', 'rebase-apply')):
-        changes = local_changes()
-        if changes and head == state.get('head'):
-            raise ToolError('build/linux has local changes (%s); refusing '
-                            'to re-apply patches/. Reset with: git -C '
-                            'build/linux reset --hard' % ', '.join(changes[:3]))
-        # patches is None while an apply of ours is under way: a HEAD
-        # that moved then is our own half-applied series, not a local
-        # commit, and is redone from the base.
-        if head != state.get('head') and \
-           state.get('patches') is not None and not os.path.isdir(
-                os.path.join(TREE, '.git', 'rebase-apply')):
-            raise ToolError('build/linux HEAD moved to %s (local commits?); '
-                            'refusing to reset it. Reset with: git -C '
-                            'build/linux reset --hard %s'
-                            % (head[:12], state['head'][:12]))
-        print('%s: applying %d patches' % (TOOL, len(patches)), flush=True)
+        state = unpack(tree, pkg, version, tarball)
+        save_state(tree, state)
+    state['tree'] = tree.name
+    patches = series_files(tree)
+    objects = harness_objects(tree)
+    harness = [rel for rel, _m, _l in objects]
+    head = git(tree, 'rev-parse', 'HEAD').stdout.strip()
+    rebase = os.path.isdir(os.path.join(tree.linux, '.git', 'rebase-apply'))
+    # patches is None while an apply of ours is under way, harness None
+    # while the harness commit is being made: a HEAD that moved or a
+    # changed file then is our own half-done work, redone from the base
+    # (from series_head for the harness commit).
+    am_pending = state.get('patches') is None or rebase
+    harness_pending = state.get('harness') is None and not am_pending
+    ours = {m for _r, m, _l in objects} if harness_pending else set()
+    if not am_pending:
+        if head != state['head'] and not (
+                harness_pending and state['series_head'] in (
+                    head, git(tree, 'rev-parse', '-q', '--verify',
+                              head + '^', check=False).stdout.strip())):
+            raise ToolError('%s HEAD moved to %s (local commits?); refusing '
+                            'to reset it. Reset with: %s'
+                            % (display(tree.linux), head[:12],
+                               reset_hint(tree, state['head'])))
+        changes = [c for c in local_changes(tree) if c not in ours]
+        if changes:
+            raise ToolError('%s has local changes (%s); refusing to touch '
+                            'it. Reset with: %s'
+                            % (display(tree.linux), ', '.join(changes[:3]),
+                               reset_hint(tree)))
+    need_am = am_pending or state.get('patches') != digest_files(patches)
+    if need_am:
+        print('%s: %s: applying %d patches' % (TOOL, tree.name,
+                                               len(patches)), flush=True)
         state['patches'] = None
         # apply_patches() starts by resetting to the base: if it fails or is
         # stopped, that, not the old series head, is what the tree is at.
-        state['head'] = state['base']
-        save_state(state)
-        apply_patches(state, patches)
-        save_state(state)
-    elif local_changes():
-        raise ToolError('build/linux has local changes (%s); reset with: '
-                        'git -C build/linux reset --hard'
-                        % ', '.join(local_changes()[:3]))
-    written = sync_kunit(state)
-    save_state(state)
+        state['head'] = state['series_head'] = state['base']
+        state['harness'] = None
+        save_state(tree, state)
+        apply_patches(tree, state, patches)
+        save_state(tree, state)
+    if need_am or state.get('harness') != harness:
+        state['harness'] = None
+        save_state(tree, state)
+        harness_commit(tree, state, objects)
+        state['harness'] = harness
+        save_state(tree, state)
+    written = sync_sources(tree, state)
+    save_state(tree, state)
     if not quiet:
-        print('%s: build/linux = %s %s (kernel %s), %d patches, %d test '
-              'sources updated' % (TOOL, state['package'], state['version'],
-                                   state['kernelversion'], len(patches),
-                                   written))
+        print('%s: %s: %s = %s %s (kernel %s), %d patches, %d harness '
+              'files, %d test sources updated'
+              % (TOOL, tree.name, display(tree.linux), state['package'],
+                 state['version'], state['kernelversion'], len(patches),
+                 len(harness), written))
     return state
 
 
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('--series', default=os.environ.get('GPK_SERIES', '6.1'),
-                    help='kernel series of the linux-source package '
-                    '(default 6.1)')
+    add_tree_argument(ap)
     ap.add_argument('--quiet', action='store_true')
     args = ap.parse_args()
+    trees = selected_trees(TOOL, args.tree)
+    failed = 0
     try:
         with BuildLock(TOOL):
-            prepare(args.series, args.quiet)
+            for tree in trees:
+                try:
+                    prepare(tree, args.quiet)
+                except ToolError as e:
+                    failed += 1
+                    print('%s: %s' % (TOOL, e), file=sys.stderr)
     except ToolError as e:
-        die(TOOL, str(e))
+        die(TOOL, str(e), e.status)
     except KeyboardInterrupt:
         die(TOOL, 'interrupted; the next run recovers', 130)
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

@@ -1,31 +1,45 @@
 #!/usr/bin/env python3
 """Build the KUnit kernel and run the gup-pin-kunit suites in QEMU.
 
-This is `make test`. It prepares build/linux (tools/prepare_tree.py), then
-runs the two halves of `kunit.py run --arch=x86_64` separately so that each
-has its own bounded time:
+This is `make test`. For each tree (--tree, repeatable; default every tree
+of kunit/trees, in order) it prepares build/TREE/linux
+(tools/prepare_tree.py), then runs the two halves of
+`kunit.py run --arch=x86_64` separately so that each has its own bounded
+time:
 
-  kunit.py build --build_dir=build/kunit-x86_64 --kunitconfig=kunitconfig
+  kunit.py build --build_dir=build/TREE/kunit-x86_64 --kunitconfig=kunitconfig
+                 [--kunitconfig=kunit/TREE/kunitconfig]
                  --qemu_config=kunit/qemu_x86_64.py
-  kunit.py exec  ... --timeout=T --json=results/kunit.json [FILTER]
+  kunit.py exec  ... --timeout=T --json=results/TREE/kunit.json [FILTER]
 
-and writes to the results directory (default results/):
+and writes to the tree's results directory (default results/TREE/):
   kunit.log     the QEMU console (boot, KTAP, any oops or panic)
   kunit.ktap    the KTAP, closed with 'not ok' lines if the kernel died
   kunit.json    kunit.py's JSON
   junit.xml     JUnit XML, one testcase per case and parameter
   summary.json  counts and per-case status (tools/ktap_report.py)
   build.log     output of kunit.py build
-  meta.json     linux-source package version, kernelversion, series head
+  meta.json     tree, package version, kernelversion, series head
 
---no-prepare skips tools/prepare_tree.py and only builds build/linux as it
-is and runs it. It is for tools/mutate.py, which prepares the tree once,
-applies a mutant and must not have prepare_tree refuse its local change;
-a normal run never needs it.
+Then, over the trees of this run, results/junit.xml (testsuites named
+TREE/SUITE) and results/summary.json (a section per tree, summed counts);
+with --results given, only if --combined says where.
 
-The last line printed is 'N passed, N failed, N skipped'. The exit status
-is 0 only if every case passed or was skipped, the kernel neither crashed
-nor hung, and every suite in kunit/suites that matches FILTER ran.
+--results and --build_dir may name {tree}, {build} (build/TREE) and
+{results} (results/); with several trees they must, so that the trees do
+not share a directory. FILTER and --kernel_args apply to every tree.
+
+--no-prepare skips tools/prepare_tree.py and only builds build/TREE/linux
+as it is and runs it. It is for tools/mutate.py, which prepares the tree
+once, applies a mutant and must not have prepare_tree refuse its local
+change; a normal run never needs it.
+
+Prints one line per tree, 'run_suite: TREE: N passed, N failed, N skipped
+(...)', a tree that could not be built or run counting as one failure;
+the last line sums them: 'N passed, N failed, N skipped'. The exit status
+is 0 only if, in every tree, every case passed or was skipped, the kernel
+neither crashed nor hung, and every suite in kunit/suites that matches
+FILTER ran.
 """
 import argparse
 import fnmatch
@@ -37,33 +51,37 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ktap_report  # noqa: E402
 import prepare_tree  # noqa: E402
-from _common import (BuildLock, KBUILD_DIR, RESULTS, ROOT, TREE,  # noqa: E402
-                     ToolError, die, interrupt_on_sigterm)
+from _common import (KUNIT, KUNITCONFIG, RESULTS, BuildLock,  # noqa: E402
+                     ToolError, add_tree_argument, die, display,
+                     interrupt_on_sigterm, load_state, read_names,
+                     selected_trees)
 
 TOOL = 'run_suite'
-KUNITCONFIG = os.path.join(ROOT, 'kunitconfig')
-QEMU_CONFIG = os.path.join(ROOT, 'kunit', 'qemu_x86_64.py')
-SUITES = os.path.join(ROOT, 'kunit', 'suites')
+QEMU_CONFIG = os.path.join(KUNIT, 'qemu_x86_64.py')
+SUITES = os.path.join(KUNIT, 'suites')
+SPLATS = os.path.join(KUNIT, 'expected-splats')
 DEFAULT_FILTER = 'gup_pin*'
+DEFAULT_RESULTS = '{results}/{tree}'
+DEFAULT_BUILD_DIR = '{build}/kunit-x86_64'
+RESULT_FILES = ('kunit.log', 'kunit.ktap', 'kunit.json', 'junit.xml',
+                'summary.json', 'meta.json')
 
 
 def expected_suites(glob):
     """Suites of kunit/suites that the filter glob selects."""
     suite_glob = glob.split('.', 1)[0]
-    out = []
-    with open(SUITES) as f:
-        for line in f:
-            name = line.split('#', 1)[0].strip()
-            if name and fnmatch.fnmatchcase(name, suite_glob):
-                out.append(name)
-    return out
+    return [name for name in read_names(SUITES)
+            if fnmatch.fnmatchcase(name, suite_glob)]
 
 
-def kunit_cmd(verb, args):
+def kunit_cmd(verb, args, tree, build_dir):
     cmd = [sys.executable, 'tools/testing/kunit/kunit.py', verb,
-           '--arch=x86_64', '--build_dir=' + args.build_dir,
+           '--arch=x86_64', '--build_dir=' + build_dir,
            '--kunitconfig=' + KUNITCONFIG, '--qemu_config=' + QEMU_CONFIG]
+    if tree.kunitconfig:
+        cmd.append('--kunitconfig=' + tree.kunitconfig)
     for frag in args.kunitconfig_add:
         cmd.append('--kunitconfig=' + os.path.abspath(frag))
     for opt in args.kconfig_add:
@@ -75,19 +93,19 @@ def kunit_cmd(verb, args):
     return cmd
 
 
-def run_logged(cmd, log, timeout, echo=False):
-    """Run cmd in the tree, output to log; return (rc, text). rc None on
-    timeout. A log that cannot be written (disk full) stops the child and
-    is a ToolError."""
+def run_logged(cmd, cwd, log, timeout, echo=False):
+    """Run cmd in cwd (the kernel tree), output to log; return (rc, text).
+    rc None on timeout. A log that cannot be written (disk full) stops the
+    child and is a ToolError."""
     try:
-        return _run_logged(cmd, log, timeout, echo)
+        return _run_logged(cmd, cwd, log, timeout, echo)
     except OSError as e:
         raise ToolError('cannot write %s: %s' % (log, e.strerror))
 
 
-def _run_logged(cmd, log, timeout, echo):
+def _run_logged(cmd, cwd, log, timeout, echo):
     with open(log, 'w', buffering=1) as out:
-        proc = subprocess.Popen(cmd, cwd=TREE, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, text=True,
                                 errors='backslashreplace',
@@ -148,11 +166,13 @@ def main():
                     default=os.environ.get('FILTER') or DEFAULT_FILTER,
                     help='kunit.py filter glob, suite[.case] (default %s)'
                     % DEFAULT_FILTER)
+    add_tree_argument(ap)
     ap.add_argument('--kernel_args', action='append', default=[],
                     help='extra kernel command-line argument (repeatable)')
     ap.add_argument('--kunitconfig_add', action='append', default=[],
                     metavar='FILE', help='another kunitconfig fragment, '
-                    'on top of kunitconfig (repeatable)')
+                    'on top of kunitconfig and kunit/TREE/kunitconfig '
+                    '(repeatable)')
     ap.add_argument('--kconfig_add', action='append', default=[],
                     help='extra Kconfig option for kunit.py (repeatable)')
     ap.add_argument('--make_options', action='append', default=[],
@@ -163,11 +183,18 @@ def main():
                     os.environ.get('KUNIT_TIMEOUT', '180')),
                     help='seconds the QEMU run may take (default 180)')
     ap.add_argument('--build_timeout', type=int, default=3600)
-    ap.add_argument('--results', default=RESULTS)
-    ap.add_argument('--build_dir', default=KBUILD_DIR)
+    ap.add_argument('--results', metavar='DIR',
+                    help='results directory of a tree (default %s)'
+                    % DEFAULT_RESULTS)
+    ap.add_argument('--combined', metavar='DIR',
+                    help='where junit.xml and summary.json of all the trees '
+                    'of the run go (default: results/ if --results is not '
+                    'given, else nowhere)')
+    ap.add_argument('--build_dir', default=DEFAULT_BUILD_DIR, metavar='DIR',
+                    help='kunit.py build directory of a tree (default %s)'
+                    % DEFAULT_BUILD_DIR)
     ap.add_argument('--run_isolated', choices=['suite', 'test'])
     ap.add_argument('--jobs', type=int, default=os.cpu_count() or 2)
-    ap.add_argument('--series', default=os.environ.get('GPK_SERIES', '6.1'))
     ap.add_argument('--no-prepare', dest='prepare', action='store_false',
                     help='build the tree as it is, without prepare_tree '
                     '(for tools/mutate.py; the tree must be prepared)')
@@ -175,14 +202,23 @@ def main():
                     help='boot the kernel already built in --build_dir, '
                     'without preparing or building (tools/repeat.py)')
     args = ap.parse_args()
+    trees = selected_trees(TOOL, args.tree)
+    combined = args.combined
+    if args.results is None:
+        args.results = DEFAULT_RESULTS
+        combined = combined or RESULTS
+    if len(trees) > 1:
+        for opt in ('results', 'build_dir'):
+            if not any(p in getattr(args, opt) for p in ('{tree}',
+                                                         '{build}')):
+                die(TOOL, '--%s %s: with several trees it must name {tree} '
+                    'or {build}' % (opt, getattr(args, opt)), 2)
     interrupt_on_sigterm()
-    args.build_dir = os.path.abspath(args.build_dir)
-    results = os.path.abspath(args.results)
     try:
         with BuildLock(TOOL):
-            return run(args, results)
+            return run_trees(args, trees, combined)
     except ToolError as e:
-        die(TOOL, str(e))
+        die(TOOL, str(e), e.status)
     except KeyboardInterrupt:
         die(TOOL, 'interrupted; the next run recovers', 130)
     except OSError as e:
@@ -190,38 +226,72 @@ def main():
                                            e.strerror))
 
 
-def run(args, results):
-    t0 = time.monotonic()
+def run_trees(args, trees, combined):
+    """Run every tree; print one line each and the sum; return the exit
+    status."""
     if not shutil.which('qemu-system-x86_64'):
         raise ToolError('qemu-system-x86_64 not found; run tools/deps '
                         '(package qemu-system-x86)')
+    if combined:
+        combined = os.path.abspath(combined)
+        check_results_dir(combined)
+        ktap_report.remove_combined(combined)
+    total = [0, 0, 0]
+    status = 0
+    runs = []
+    for tree in trees:
+        results = tree.expand(args.results)
+        try:
+            counts, rc, line = run(args, tree, results)
+            error = None
+        except ToolError as e:
+            counts, rc, error = (0, 1, 0), 1, str(e)
+            line = '0 passed, 1 failed, 0 skipped (not run: %s)' % e
+            print('%s: %s: %s' % (TOOL, tree.name, e), file=sys.stderr,
+                  flush=True)
+        runs.append((tree.name, results, error))
+        total = [a + b for a, b in zip(total, counts)]
+        status = status or rc
+        print('%s: %s: %s' % (TOOL, tree.name, line), flush=True)
+    if combined:
+        ktap_report.write_combined(runs, combined)
+    print('%d passed, %d failed, %d skipped' % tuple(total))
+    return 1 if status else 0
+
+
+def run(args, tree, results):
+    """Prepare, build and run one tree; return ((passed, failed, skipped),
+    exit status, the tree's line)."""
+    t0 = time.monotonic()
+    build_dir = tree.expand(args.build_dir)
     check_results_dir(results)
-    for name in ('kunit.log', 'kunit.ktap', 'kunit.json', 'junit.xml',
-                 'summary.json', 'meta.json'):
+    for name in RESULT_FILES:
         try:
             os.unlink(os.path.join(results, name))
         except FileNotFoundError:
             pass
     if not args.build:
-        state = prepare_tree.load_state()
+        state = load_state(tree)
         if not state or not os.path.exists(os.path.join(
-                args.build_dir, 'arch', 'x86', 'boot', 'bzImage')):
+                build_dir, 'arch', 'x86', 'boot', 'bzImage')):
             raise ToolError('--no-build: no kernel in %s; run make test '
-                            'first' % args.build_dir)
-    elif getattr(args, 'prepare', True):
-        state = prepare_tree.prepare(args.series)
+                            'TREE=%s first' % (display(build_dir),
+                                               tree.name))
+    elif args.prepare:
+        state = prepare_tree.prepare(tree, quiet=True)
     else:
-        state = prepare_tree.load_state()
-        if not state or not os.path.isdir(TREE):
-            raise ToolError('build/linux is not prepared; run '
-                            'tools/prepare_tree.py first (--no-prepare)')
+        state = load_state(tree)
+        if not state or not os.path.isdir(tree.linux):
+            raise ToolError('%s is not prepared; run tools/prepare_tree.py '
+                            '--tree %s first (--no-prepare)'
+                            % (display(tree.linux), tree.name))
 
     build_log = os.path.join(results, 'build.log')
     if args.build:
-        print('%s: building (kunit.py build, log %s)' % (TOOL, build_log),
-              flush=True)
-        rc, out = run_logged(kunit_cmd('build', args), build_log,
-                             args.build_timeout)
+        print('%s: %s: building (kunit.py build, log %s)'
+              % (TOOL, tree.name, display(build_log)), flush=True)
+        rc, out = run_logged(kunit_cmd('build', args, tree, build_dir),
+                             tree.linux, build_log, args.build_timeout)
     else:
         rc, out = 0, ''
     t_build = time.monotonic() - t0
@@ -229,13 +299,16 @@ def run(args, results):
         errs = [ln for ln in out.splitlines() if 'error' in ln.lower()]
         full = [ln for ln in out.splitlines()
                 if 'No space left on device' in ln]
+        last = out.strip().splitlines()[-1:]
         why = 'timed out' if rc is None else (errs[0].strip() if errs else
-                                              out.strip().splitlines()[-1:])
+                                              (last[0] if last else
+                                               'exit %d' % rc))
         if rc is not None and full:
-            why = 'disk full in %s (%s)' % (args.build_dir, full[0].strip())
-        raise ToolError('kernel build failed: %s (see %s)' % (why, build_log))
+            why = 'disk full in %s (%s)' % (build_dir, full[0].strip())
+        raise ToolError('kernel build failed: %s (see %s)'
+                        % (why, display(build_log)))
 
-    cmd = kunit_cmd('exec', args)
+    cmd = kunit_cmd('exec', args, tree, build_dir)
     cmd += ['--timeout=%d' % args.timeout,
             '--json=' + os.path.join(results, 'kunit.json')]
     for ka in args.kernel_args:
@@ -244,22 +317,24 @@ def run(args, results):
         cmd.append('--run_isolated=' + args.run_isolated)
     cmd.append(args.filter)
     exec_log = os.path.join(results, 'kunit.out')
-    print('%s: running in QEMU: %s' % (TOOL, args.filter), flush=True)
+    print('%s: %s: running in QEMU: %s' % (TOOL, tree.name, args.filter),
+          flush=True)
     t1 = time.monotonic()
-    rc, out = run_logged(cmd, exec_log, args.timeout + 120)
+    rc, out = run_logged(cmd, tree.linux, exec_log, args.timeout + 120)
     t_run = time.monotonic() - t1
     for ln in summary_lines(out):
         print(ln)
     if 'timed out after' in out:
-        print('%s: QEMU timed out after %ds: the kernel hung (see %s)'
-              % (TOOL, args.timeout, os.path.join(results, 'kunit.log')),
+        print('%s: %s: QEMU timed out after %ds: the kernel hung (see %s)'
+              % (TOOL, tree.name, args.timeout,
+                 display(os.path.join(results, 'kunit.log'))),
               file=sys.stderr)
     if rc is None:
-        print('%s: kunit.py did not finish within %ds; QEMU killed'
-              % (TOOL, args.timeout + 120), file=sys.stderr)
+        print('%s: %s: kunit.py did not finish within %ds; QEMU killed'
+              % (TOOL, tree.name, args.timeout + 120), file=sys.stderr)
 
     console = os.path.join(results, 'kunit.log')
-    test_log = os.path.join(args.build_dir, 'test.log')
+    test_log = os.path.join(build_dir, 'test.log')
     if args.run_isolated:
         shutil.copyfile(exec_log, console)
     elif os.path.exists(test_log):
@@ -267,10 +342,12 @@ def run(args, results):
     else:
         open(console, 'w').close()
 
-    meta = {'package': state['package'], 'package_version': state['version'],
+    meta = {'tree': tree.name, 'package': state['package'],
+            'package_version': state['version'],
             'kernelversion': state['kernelversion'],
-            'series_head': state['head'], 'filter': args.filter,
-            'kernel_args': args.kernel_args,
+            'series_head': state.get('series_head'),
+            'head': state.get('head'), 'harness': state.get('harness'),
+            'filter': args.filter, 'kernel_args': args.kernel_args,
             'build_seconds': round(t_build, 1),
             'run_seconds': round(t_run, 1),
             'kunit_exit': rc}
@@ -280,29 +357,29 @@ def run(args, results):
     suites_file = os.path.join(results, 'expected-suites')
     with open(suites_file, 'w') as f:
         f.write('\n'.join(expected_suites(args.filter)) + '\n')
-    report = [sys.executable, os.path.join(ROOT, 'tools', 'ktap_report.py'),
+    report = [sys.executable, os.path.join(os.path.dirname(
+              os.path.abspath(__file__)), 'ktap_report.py'),
               console, '--ktap', os.path.join(results, 'kunit.ktap'),
               '--junit', os.path.join(results, 'junit.xml'),
               '--expect-suites', suites_file,
               '--summary-json', os.path.join(results, 'summary.json'),
-              '--expect-splats', os.path.join(ROOT, 'kunit',
-                                              'expected-splats')]
+              '--expect-splats', SPLATS]
     rep = subprocess.run(report, text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     lines = rep.stdout.rstrip('\n').splitlines()
     summary = lines.pop() if lines else '0 passed, 1 failed, 0 skipped'
     for ln in lines:
         print(ln)
+    counts = ktap_report.parse_counts(summary) or (0, 1, 0)
     status = rep.returncode
     if status == 0 and rc != 0:
-        print('%s: kunit.py exited %s although every case passed'
-              % (TOOL, rc), file=sys.stderr)
+        print('%s: %s: kunit.py exited %s although every case passed'
+              % (TOOL, tree.name, rc), file=sys.stderr)
         status = 1
-    print('%s: kernel %s (%s %s), build %.0fs, QEMU run %.1fs, results in %s'
-          % (TOOL, state['kernelversion'], state['package'],
-             state['version'], t_build, t_run, results))
-    print(summary)
-    return 1 if status else 0
+    line = ('%s (kernel %s, %s %s, build %.0fs, QEMU run %.1fs, results in '
+            '%s)' % (summary, state['kernelversion'], state['package'],
+                     state['version'], t_build, t_run, display(results)))
+    return counts, 1 if status else 0, line
 
 
 if __name__ == '__main__':

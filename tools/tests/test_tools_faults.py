@@ -1,15 +1,16 @@
 """Fault injection for tools/deps, prepare_tree.py, run_suite.py and the
 build/ lock; run from the repository root with
 
-    python3 -m unittest discover -s tools/tests
+    python3 -m unittest discover -s tools/tests -t .
 
 Every bad input must give one line on stderr, prefixed with the tool's
 name, and a non-zero exit: never a traceback, never a hang. The tools run
 in subprocesses against temporary directories (GPK_BUILD, GPK_RESULTS,
 GPK_SRC_DIR, GPK_PATCHES, GPK_KUNIT) with stub commands (dpkg-query, id,
-apt-get, qemu-system-x86_64) first on PATH; the kernel tree is a tiny fake
-'linux-source' tarball built here, and its patches are made with real git.
-Nothing touches build/, results/ or the real package database.
+apt-get, qemu-system-x86_64) first on PATH; the kernel trees are tiny fake
+'linux-source' tarballs built here (fakes.py), and their patches are made
+with real git. Nothing touches build/, results/ or the real package
+database.
 """
 
 import fcntl
@@ -25,32 +26,20 @@ import unittest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from fakes import (DPKG_QUERY_TREE, GIT_ID, HANG, HARNESS_LINE,  # noqa
+                   clean_env, git, install, make_kunit, make_patches,
+                   make_tarball, run_tool, uninstall, write_exe,
+                   write_trees)
+
 TOOLS = HERE.parent
 DEPS = TOOLS / 'deps'
 PREPARE = TOOLS / 'prepare_tree.py'
 RUN_SUITE = TOOLS / 'run_suite.py'
-HANG = 20          # seconds after which a tool counts as hung
-GIT_ID = ['-c', 'user.name=t', '-c', 'user.email=t@localhost',
-          '-c', 'commit.gpgsign=false']
-SERIES = '6.1'
+TREE = '6.1'
 PKG = 'linux-source-6.1'
-
-# dpkg-query for prepare_tree: the answers live in files next to the stub
-# ('version' missing = package not installed; 'list' = output of -L).
-DPKG_QUERY_TREE = r'''#!/bin/sh
-d=$(dirname "$0")
-case "$1" in
--W)
-	[ "$2" = '-f=${Version}' ] && [ "$3" = linux-source-6.1 ] &&
-		[ -f "$d/version" ] && exec cat "$d/version"
-	exit 1 ;;
--L)
-	[ "$2" = linux-source-6.1 ] && [ -f "$d/list" ] && exec cat "$d/list"
-	echo "dpkg-query: package '$2' is not installed" >&2
-	exit 1 ;;
-esac
-exit 1
-'''
+HARNESS_SUBJECT = ('gup-pin-kunit harness: build mm/gup_kunit_harness.c '
+                   '(not for upstream)')
 
 # dpkg-query for tools/deps: every package installed but the one named in
 # the file 'missing'.
@@ -61,37 +50,6 @@ if [ "$3" = "$(cat "$d/missing")" ]; then
 fi
 printf 'install ok installed'
 '''
-
-
-def write_exe(path, text):
-    path = Path(path)
-    path.write_text(text)
-    path.chmod(0o755)
-
-
-def git(cwd, *args):
-    return subprocess.run(['git', '-C', str(cwd)] + GIT_ID + list(args),
-                          check=True, text=True, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT).stdout.strip()
-
-
-def clean_env(**extra):
-    """os.environ without the project's overrides, plus extra."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith('GPK_')}
-    env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM='1',
-               LC_ALL='C')
-    env.update({k: str(v) for k, v in extra.items()})
-    return env
-
-
-def run_tool(cmd, env, timeout=HANG):
-    try:
-        return subprocess.run([str(c) for c in cmd], env=env, text=True,
-                              stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise AssertionError('%s hung (> %ss)' % (cmd[-1], timeout))
 
 
 class FaultCase(unittest.TestCase):
@@ -154,74 +112,20 @@ class DepsFaults(FaultCase):
                          "unknown argument '--bogus'", status=2)
 
 
-def make_source(top, version, extra=''):
-    """A fake kernel tree: Makefile with `kernelversion`, mm/gup.c,
-    mm/Kconfig and Debian's ignore-everything .gitignore."""
-    (top / 'mm').mkdir(parents=True)
-    (top / 'Makefile').write_text('kernelversion:\n\t@echo %s\n' % version)
-    (top / 'mm' / 'gup.c').write_text(
-        '/* gup */\nint a;\nint b;\nint c;\n' + extra)
-    (top / 'mm' / 'Kconfig').write_text('config MMU\n\tbool\n')
-    (top / '.gitignore').write_text('/*\n')
+class FakeTreeCase(FaultCase):
+    """Fixtures: fake linux-source-6.1 and -6.12 tarballs, patches of the
+    6.1 tree, a fake kunit/, dpkg-query stubs; build/ in a temporary
+    directory."""
 
-
-def make_tarball(workdir, dest, version, name='linux-source-6.1'):
-    src = workdir / ('src-' + version)
-    make_source(src / name, version)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(['tar', '-cJf', str(dest), '-C', str(src), name],
-                   check=True)
-
-
-def make_patches(workdir):
-    """Two good patches for the fake tree and one that does not apply."""
-    repo = workdir / 'patch-repo'
-    make_source(repo, '6.1.192')
-    git(repo, 'init', '-q', '-b', 'main')
-    git(repo, 'add', '-A', '-f', '.')
-    git(repo, 'commit', '-q', '-m', 'base')
-    base = git(repo, 'rev-parse', 'HEAD')
-    gup = repo / 'mm' / 'gup.c'
-    gup.write_text(gup.read_text() + '#include "gup_kunit.c"\n')
-    git(repo, 'commit', '-q', '-am', 'mm/gup: add a KUnit hook')
-    kc = repo / 'mm' / 'Kconfig'
-    kc.write_text(kc.read_text() + 'config GUP_KUNIT\n\ttristate\n')
-    git(repo, 'commit', '-q', '-am', 'mm: GUP_KUNIT option')
-    good = workdir / 'patches-good'
-    git(repo, 'format-patch', '-q', '-o', str(good), base + '..HEAD')
-    # 0003 changes a line that only an unpublished commit introduced.
-    git(repo, 'checkout', '-q', '-b', 'other', base)
-    gup.write_text(gup.read_text().replace('int b;', 'int bb;'))
-    git(repo, 'commit', '-q', '-am', 'private')
-    gup.write_text(gup.read_text().replace('int bb;', 'int bbb;'))
-    git(repo, 'commit', '-q', '-am', 'mm/gup: rename bb')
-    bad = workdir / 'bad'
-    git(repo, 'format-patch', '-q', '--start-number=3', '-o', str(bad),
-        'HEAD~1..HEAD')
-    names = sorted(p.name for p in good.glob('*.patch'))
-    bad_patch = next(bad.glob('*.patch'))
-    assert len(names) == 2, names
-    (good / 'series').write_text('# the series\n' + '\n'.join(names) + '\n')
-    return good, bad_patch, names
-
-
-class PrepareTreeFaults(FaultCase):
     @classmethod
     def setUpClass(cls):
         cls.fix = Path(tempfile.mkdtemp(prefix='gpk-fix-'))
         f = cls.fix
         make_tarball(f, f / 'usr-src' / 'linux-source-6.1.tar.xz', '6.1.192')
-        make_tarball(f, f / 'src-6.12' / 'linux-source-6.12.tar.xz',
+        make_tarball(f, f / 'usr-src' / 'linux-source-6.12.tar.xz',
                      '6.12.9', name='linux-source-6.12')
         make_tarball(f, f / 'src-mk' / 'linux-source-6.1.tar.xz', '6.12.3')
         cls.good, cls.bad_patch, cls.names = make_patches(f)
-        kunit = f / 'kunit'
-        (kunit / 'mm').mkdir(parents=True)
-        (kunit / 'mm' / 'gup_kunit.c').write_text('/* tests */\n')
-        (kunit / 'mutants').mkdir()
-        (kunit / 'mutants' / '001-x.patch').write_text('not for the tree\n')
-        (kunit / 'suites').write_text('gup_pin\n')
-        cls.kunit = kunit
         cls.prepared = None
 
     @classmethod
@@ -232,33 +136,37 @@ class PrepareTreeFaults(FaultCase):
         self.tmp = Path(tempfile.mkdtemp(prefix='gpk-prep-'))
         self.addCleanup(shutil.rmtree, self.tmp)
         self.build = self.tmp / 'build'
-        self.tree = self.build / 'linux'
+        self.tree = self.build / TREE / 'linux'
         self.stubs = self.tmp / 'stubs'
         self.stubs.mkdir()
         write_exe(self.stubs / 'dpkg-query', DPKG_QUERY_TREE)
         self.installed(self.fix / 'usr-src' / 'linux-source-6.1.tar.xz')
         self.patches = self.tmp / 'patches'
-        shutil.copytree(self.good, self.patches)
+        shutil.copytree(self.good, self.patches / TREE)
+        self.kunit = make_kunit(self.tmp / 'kunit')
         self.src_dir = self.fix
 
-    def installed(self, tarball, version='6.1.192-1'):
-        (self.stubs / 'version').write_text(version + '\n')
-        (self.stubs / 'list').write_text(
-            '/.\n/usr\n/usr/src\n%s\n/usr/share/doc/%s\n' % (tarball, PKG))
+    def installed(self, tarball, version='6.1.192-1', pkg=PKG):
+        install(self.stubs, pkg, tarball, version)
 
     def prepare(self, *args):
         env = clean_env(PATH='%s:%s' % (self.stubs, os.environ['PATH']),
                         GPK_BUILD=self.build, GPK_RESULTS=self.tmp / 'res',
                         GPK_SRC_DIR=self.src_dir, GPK_PATCHES=self.patches,
                         GPK_KUNIT=self.kunit)
+        if not any(a.startswith('--tree') for a in args):
+            args = ('--tree', TREE) + args
         return run_tool([sys.executable, PREPARE] + list(args), env)
 
-    def state(self):
-        return json.loads((self.tree / '.git' / 'gup-pin-kunit.json')
-                          .read_text())
+    def state(self, tree=None):
+        tree = tree or self.tree
+        return json.loads((tree / '.git' / 'gup-pin-kunit.json').read_text())
 
     def head(self):
         return git(self.tree, 'rev-parse', 'HEAD')
+
+    def subject(self, rev='HEAD'):
+        return git(self.tree, 'log', '-1', '--format=%s', rev)
 
     def series_tree(self):
         """The applied series, as a tree id (commit ids carry dates)."""
@@ -273,11 +181,12 @@ class PrepareTreeFaults(FaultCase):
         self.assertFalse((self.tree / '.git' / 'rebase-apply').exists())
 
     def assertNoLeftovers(self):
-        self.assertEqual(list(self.build.glob('linux.unpack-*')), [])
+        self.assertEqual(list(self.build.glob('*/linux.unpack-*')), [])
 
     def good_run(self):
-        out = self.assertGood(self.prepare('--series', SERIES))
-        self.assertIn('2 patches, 1 test sources updated', out)
+        out = self.assertGood(self.prepare())
+        self.assertIn('2 patches, 1 harness files, 3 test sources updated',
+                      out)
         return out
 
     def prepared_tree(self):
@@ -289,37 +198,185 @@ class PrepareTreeFaults(FaultCase):
             cls.prepared = self.fix / 'prepared-build'
             shutil.copytree(self.build, cls.prepared, symlinks=True)
         else:
-            shutil.copytree(cls.prepared, self.build, symlinks=True)
+            shutil.copytree(cls.prepared, self.build, symlinks=True,
+                            dirs_exist_ok=True)
 
+
+
+class PrepareTreeFaults(FakeTreeCase):
     # good path -----------------------------------------------------------
     def test_good_path_is_incremental(self):
         out = self.good_run()
         self.assertIn('unpacking', out)
         self.assertIn('(kernel 6.1.192)', out)
+        self.assertTrue(out.startswith('prepare_tree: 6.1: '), out)
         st = self.state()
         self.assertEqual(st['kernelversion'], '6.1.192')
+        self.assertEqual(st['tree'], TREE)
         self.assertEqual(git(self.tree, 'rev-list', '--count',
-                             'pristine..HEAD'), '2')
+                             'pristine..HEAD'), '3')
         self.assertIn('#include "gup_kunit.c"',
                       (self.tree / 'mm' / 'gup.c').read_text())
+        # kunit/common/**, kunit/6.1/*/** and kunit/harness/** are copied;
+        # kunit/6.1/kunitconfig, pin-core, mutants/, suites are not.
         self.assertEqual((self.tree / 'mm' / 'gup_kunit.c').read_text(),
                          '/* tests */\n')
-        self.assertFalse((self.tree / 'mutants').exists())
-        self.assertFalse((self.tree / 'suites').exists())
+        self.assertTrue((self.tree / 'mm' / 'gup_kunit_61.h').exists())
+        self.assertTrue((self.tree / 'mm' / 'gup_kunit_harness.c').exists())
+        for name in ('mutants', 'suites', 'kunitconfig', 'pin-core',
+                     'common', 'harness', TREE, 'trees'):
+            self.assertFalse((self.tree / name).exists(), name)
+        self.assertEqual(sorted(st['synced']),
+                         ['mm/gup_kunit.c', 'mm/gup_kunit_61.h',
+                          'mm/gup_kunit_harness.c'])
         self.assertNoLeftovers()
 
-        again = self.assertGood(self.prepare('--series', SERIES))
-        self.assertIn('2 patches, 0 test sources updated', again)
+        again = self.assertGood(self.prepare())
+        self.assertIn('2 patches, 1 harness files, 0 test sources updated',
+                      again)
         self.assertNotIn('unpacking', again)
         self.assertNotIn('applying', again)
         self.assertEqual(self.state()['base'], st['base'])
         self.assertEqual(self.head(), st['head'])
 
+    def test_harness_commit(self):
+        """After git am, one generated commit builds the harness sources;
+        the state keeps series_head (after git am) and head (after it)."""
+        self.prepared_tree()
+        st = self.state()
+        self.assertEqual(st['head'], self.head())
+        self.assertEqual(st['series_head'], git(self.tree, 'rev-parse',
+                                                'HEAD^'))
+        self.assertEqual(self.subject(), HARNESS_SUBJECT)
+        self.assertEqual(self.subject('HEAD^'), 'mm: GUP_KUNIT option')
+        self.assertEqual(st['harness'], ['mm/gup_kunit_harness.c'])
+        self.assertEqual(git(self.tree, 'diff', '--name-only', 'HEAD^',
+                             'HEAD'), 'mm/Makefile')
+        self.assertEqual((self.tree / 'mm' / 'Makefile').read_text(),
+                         'obj-y += gup.o\n%s\n' % HARNESS_LINE)
+        self.assertEqual(git(self.tree, 'rev-parse', '--abbrev-ref', 'HEAD'),
+                         'series')
+        # Reproducible: a fresh tree gets the same harness commit (its
+        # parent, made by git am, carries the time of the am).
+        fmt = '--format=%an <%ae> %ad %cn <%ce> %cd %T%n%B'
+        first = git(self.tree, 'log', '-1', fmt)
+        self.assertIn('gup-pin-kunit <gup-pin-kunit@localhost>', first)
+        shutil.rmtree(self.build)
+        self.good_run()
+        self.assertEqual(git(self.tree, 'log', '-1', fmt), first)
+
+    def test_harness_files_added_and_removed(self):
+        self.prepared_tree()
+        series_head = self.state()['series_head']
+        extra = self.kunit / 'harness' / 'lib' / 'gup_selftest.c'
+        extra.parent.mkdir()
+        extra.write_text('/* self-test */\n')
+        # lib/ has no Makefile in the fake tree: one line, nothing changed.
+        self.assertFault(self.prepare(), 'prepare_tree',
+                         'kunit/harness/lib/gup_selftest.c',
+                         'tree 6.1 has no lib/Makefile')
+        extra.unlink()
+        extra = self.kunit / 'harness' / 'mm' / 'gup_selftest.c'
+        extra.write_text('/* self-test */\n')
+        out = self.assertGood(self.prepare())
+        self.assertIn('2 patches, 2 harness files', out)
+        self.assertNotIn('applying', out)
+        self.assertEqual(self.subject(), 'gup-pin-kunit harness: build '
+                         'mm/gup_kunit_harness.c, mm/gup_selftest.c (not '
+                         'for upstream)')
+        self.assertEqual(git(self.tree, 'rev-parse', 'HEAD^'), series_head)
+        self.assertTrue((self.tree / 'mm' / 'Makefile').read_text()
+                        .endswith('gup_kunit_harness.o\nobj-$(CONFIG_GUP_'
+                                  'KUNIT_TEST) += gup_selftest.o\n'))
+        # No harness files: no harness commit; the copies go too.
+        shutil.rmtree(self.kunit / 'harness')
+        out = self.assertGood(self.prepare())
+        self.assertIn('2 patches, 0 harness files', out)
+        self.assertEqual(self.head(), series_head)
+        self.assertEqual(self.state()['head'], series_head)
+        self.assertEqual(self.state()['harness'], [])
+        self.assertFalse((self.tree / 'mm' / 'gup_kunit_harness.c').exists())
+        self.assertEqual((self.tree / 'mm' / 'Makefile').read_text(),
+                         'obj-y += gup.o\n')
+
+    def test_killed_while_making_the_harness_commit_recovers(self):
+        self.prepared_tree()
+        st = self.state()
+        good = self.head()
+        # Killed after git commit, before the state was saved: HEAD is the
+        # harness commit, the state says the commit is under way.
+        st['harness'] = None
+        st['head'] = st['series_head']
+        (self.tree / '.git' / 'gup-pin-kunit.json').write_text(json.dumps(st))
+        self.assertGood(self.prepare())
+        self.assertEqual(self.head(), good)
+        # Killed after writing mm/Makefile, before git commit.
+        git(self.tree, 'reset', '-q', '--hard', st['series_head'])
+        with open(self.tree / 'mm' / 'Makefile', 'a') as f:
+            f.write(HARNESS_LINE + '\n')
+        (self.tree / '.git' / 'gup-pin-kunit.json').write_text(json.dumps(st))
+        self.assertGood(self.prepare())
+        self.assertEqual(self.head(), good)
+
+    def test_old_state_without_series_head(self):
+        """A state of the single-tree layout (no series_head, no harness
+        key, no harness commit) is brought up to date without git am."""
+        self.prepared_tree()
+        st = self.state()
+        git(self.tree, 'reset', '-q', '--hard', st['series_head'])
+        st['head'] = st.pop('series_head')
+        del st['harness']
+        del st['tree']
+        (self.tree / '.git' / 'gup-pin-kunit.json').write_text(json.dumps(st))
+        out = self.assertGood(self.prepare())
+        self.assertNotIn('applying', out)
+        self.assertEqual(self.subject(), HARNESS_SUBJECT)
+        self.assertEqual(self.state()['series_head'], st['head'])
+
+    def test_two_trees_one_line_each(self):
+        self.installed(self.fix / 'usr-src' / 'linux-source-6.12.tar.xz',
+                       '6.12.9-1', 'linux-source-6.12')
+        proc = self.prepare('--tree', 'all')
+        out = self.assertGood(proc).splitlines()
+        done = [ln for ln in out if 'test sources updated' in ln]
+        self.assertEqual(len(done), 2, out)
+        self.assertTrue(done[0].startswith('prepare_tree: 6.1: '))
+        self.assertTrue(done[1].startswith('prepare_tree: 6.12: '))
+        # 6.12 has no patches/6.12/series: an empty series, then the
+        # harness commit on the pristine base; no 6.1-only sources.
+        self.assertIn('0 patches, 1 harness files, 2 test sources', done[1])
+        t612 = self.build / '6.12' / 'linux'
+        self.assertEqual(git(t612, 'rev-list', '--count', 'pristine..HEAD'),
+                         '1')
+        self.assertEqual(self.state(t612)['kernelversion'], '6.12.9')
+        self.assertFalse((t612 / 'mm' / 'gup_kunit_61.h').exists())
+
+    def test_one_tree_failing_does_not_stop_the_others(self):
+        proc = self.prepare('--tree', '6.1', '--tree', '6.12')
+        self.assertFault(proc, 'prepare_tree',
+                         'package linux-source-6.12 (tree 6.12) is not '
+                         'installed')
+        self.assertIn('prepare_tree: 6.1: ', proc.stdout)
+
+    def test_unknown_tree(self):
+        proc = self.prepare('--tree', '6.2')
+        line = self.assertFault(proc, 'prepare_tree', status=2)
+        self.assertEqual(line, "prepare_tree: unknown tree '6.2'; known "
+                         "trees: 6.1, 6.12")
+        self.assertFalse(self.build.exists())
+
+    def test_same_path_from_two_roots(self):
+        dup = self.kunit / '6.1' / 'mm' / 'gup_kunit.c'
+        dup.write_text('/* 6.1 copy */\n')
+        self.assertFault(self.prepare(), 'prepare_tree',
+                         'mm/gup_kunit.c comes from both',
+                         'kunit/common/mm/gup_kunit.c', str(dup))
+
     # the package and its tarball -----------------------------------------
     def test_package_not_installed(self):
-        (self.stubs / 'version').unlink()
+        uninstall(self.stubs, PKG)
         self.assertFault(self.prepare(), 'prepare_tree',
-                         'package %s is not installed' % PKG,
+                         'package %s (tree 6.1) is not installed' % PKG,
                          'tools/deps', 'apt-get install %s' % PKG)
         self.assertFalse(self.tree.exists())
 
@@ -336,41 +393,44 @@ class PrepareTreeFaults(FaultCase):
                          'package %s lists no %s/*.tar.xz'
                          % (PKG, self.src_dir))
 
-    def test_tarball_of_another_series_by_name(self):
-        self.installed(self.fix / 'src-6.12' / 'linux-source-6.12.tar.xz')
-        self.assertFault(self.prepare('--series', SERIES), 'prepare_tree',
-                         'linux-source-6.12.tar.xz is not of series 6.1')
+    def test_tarball_of_another_tree_by_name(self):
+        self.installed(self.fix / 'usr-src' / 'linux-source-6.12.tar.xz')
+        self.assertFault(self.prepare(), 'prepare_tree',
+                         'linux-source-6.12.tar.xz is not of tree 6.1')
         self.assertFalse(self.tree.exists())
 
-    def test_tarball_of_another_series_by_makefile(self):
+    def test_tarball_of_another_tree_by_makefile(self):
         self.installed(self.fix / 'src-mk' / 'linux-source-6.1.tar.xz')
-        self.assertFault(self.prepare('--series', SERIES), 'prepare_tree',
-                         'holds kernel 6.12.3, expected 6.1.y')
+        line = self.assertFault(self.prepare(), 'prepare_tree',
+                                'holds kernel 6.12.3, expected 6.1.y')
+        self.assertEqual(line.count('prepare_tree:'), 1)
         self.assertFalse(self.tree.exists())
         self.assertNoLeftovers()
 
     # the series ------------------------------------------------------------
     def test_patch_that_does_not_apply(self):
         self.prepared_tree()
-        shutil.copy(self.bad_patch, self.patches)
-        (self.patches / 'series').write_text(
+        shutil.copy(self.bad_patch, self.patches / TREE)
+        (self.patches / TREE / 'series').write_text(
             '%s\n%s\n' % (self.names[0], self.bad_patch.name))
         line = self.assertFault(self.prepare(), 'prepare_tree',
-                                self.bad_patch.name, 'does not apply')
+                                self.bad_patch.name,
+                                'does not apply to tree 6.1')
         self.assertNotIn(self.names[0], line)
         self.assertPristine()
         self.assertEqual(self.state()['head'], self.state()['base'])
         # Fixing the series is enough: the next run applies it.
-        (self.patches / 'series').write_text('\n'.join(self.names) + '\n')
+        (self.patches / TREE / 'series').write_text(
+            '\n'.join(self.names) + '\n')
         out = self.assertGood(self.prepare())
         self.assertIn('applying 2 patches', out)
         self.assertEqual(git(self.tree, 'rev-list', '--count',
-                             'pristine..HEAD'), '2')
+                             'pristine..HEAD'), '3')
 
     def test_series_names_a_missing_patch(self):
-        (self.patches / 'series').write_text('0009-none.patch\n')
+        (self.patches / TREE / 'series').write_text('0009-none.patch\n')
         self.assertFault(self.prepare(), 'prepare_tree',
-                         'patches/series names 0009-none.patch')
+                         '6.1/series names 0009-none.patch')
 
     # local edits -------------------------------------------------------
     def test_local_edit_of_a_tracked_file_is_refused(self):
@@ -380,22 +440,29 @@ class PrepareTreeFaults(FaultCase):
         gup.write_text(edited)
         self.assertFault(self.prepare(), 'prepare_tree',
                          'local changes (mm/gup.c)',
-                         'git -C build/linux reset --hard')
+                         'git -C %s reset --hard' % self.tree)
         self.assertEqual(gup.read_text(), edited)
         # The same when the series changed and would be re-applied.
-        (self.patches / 'series').write_text(self.names[0] + '\n')
+        (self.patches / TREE / 'series').write_text(self.names[0] + '\n')
+        self.assertFault(self.prepare(), 'prepare_tree',
+                         'local changes (mm/gup.c)', 'reset --hard')
+        self.assertEqual(gup.read_text(), edited)
+        # ... and when the harness commit would be made again.
+        (self.kunit / 'harness' / 'mm' / 'gup_kunit_harness.c').unlink()
         self.assertFault(self.prepare(), 'prepare_tree',
                          'local changes (mm/gup.c)', 'reset --hard')
         self.assertEqual(gup.read_text(), edited)
 
     def test_local_commit_is_refused(self):
         self.prepared_tree()
+        ours = self.head()
         (self.tree / 'mm' / 'Kconfig').write_text('mine\n')
         git(self.tree, 'commit', '-q', '-am', 'mine')
         mine = self.head()
-        (self.patches / 'series').write_text(self.names[0] + '\n')
+        (self.patches / TREE / 'series').write_text(self.names[0] + '\n')
         self.assertFault(self.prepare(), 'prepare_tree',
-                         'HEAD moved to %s' % mine[:12], 'reset --hard')
+                         'HEAD moved to %s' % mine[:12],
+                         'git -C %s reset --hard %s' % (self.tree, ours[:12]))
         self.assertEqual(self.head(), mine)
 
     def test_edited_tree_copy_of_a_test_source_is_refused(self):
@@ -403,13 +470,14 @@ class PrepareTreeFaults(FaultCase):
         copy = self.tree / 'mm' / 'gup_kunit.c'
         copy.write_text('/* edited in the tree */\n')
         self.assertFault(self.prepare(), 'prepare_tree',
-                         'build/linux/mm/gup_kunit.c was edited in the tree',
-                         'edit kunit/mm/gup_kunit.c instead')
+                         '%s was edited in the tree' % copy,
+                         'edit %s instead'
+                         % (self.kunit / 'common' / 'mm' / 'gup_kunit.c'))
         self.assertEqual(copy.read_text(), '/* edited in the tree */\n')
 
     # interrupted runs --------------------------------------------------
     def test_interrupted_unpack_recovers(self):
-        junk = self.build / 'linux.unpack-x1y2z3'
+        junk = self.build / TREE / 'linux.unpack-x1y2z3'
         (junk / 'mm').mkdir(parents=True)
         (junk / 'mm' / 'gup.c').write_text('half')
         out = self.good_run()
@@ -432,10 +500,11 @@ class PrepareTreeFaults(FaultCase):
         # state marks the series unapplied from the base, HEAD is at
         # patch 1 and .git/rebase-apply holds the rest.
         st['patches'] = None
-        st['head'] = st['base']
+        st['head'] = st['series_head'] = st['base']
+        st['harness'] = None
         (self.tree / '.git' / 'gup-pin-kunit.json').write_text(json.dumps(st))
         git(self.tree, 'reset', '-q', '--hard', st['base'])
-        git(self.tree, 'am', '-q', str(self.patches / self.names[0]))
+        git(self.tree, 'am', '-q', str(self.patches / TREE / self.names[0]))
         am = subprocess.run(['git', '-C', str(self.tree)] + GIT_ID +
                             ['am', '-q', str(self.bad_patch)],
                             stdout=subprocess.DEVNULL,
@@ -456,14 +525,75 @@ class PrepareTreeFaults(FaultCase):
         self.prepared_tree()
         st = self.state()
         st['patches'] = None
-        st['head'] = st['base']
+        st['head'] = st['series_head'] = st['base']
+        st['harness'] = None
         (self.tree / '.git' / 'gup-pin-kunit.json').write_text(json.dumps(st))
         git(self.tree, 'reset', '-q', '--hard', st['base'])
-        git(self.tree, 'am', '-q', str(self.patches / self.names[0]))
+        git(self.tree, 'am', '-q', str(self.patches / TREE / self.names[0]))
         out = self.assertGood(self.prepare())
         self.assertIn('applying 2 patches', out)
         self.assertEqual(git(self.tree, 'rev-list', '--count',
-                             'pristine..HEAD'), '2')
+                             'pristine..HEAD'), '3')
+
+    # the layout of the single-tree version -------------------------------
+    def old_layout(self):
+        """build/ as the single-tree version left it: build/linux and the
+        build directories next to it, a stale worktree registered."""
+        self.prepared_tree()
+        old = self.build / 'linux'
+        os.rename(self.tree, old)
+        shutil.rmtree(self.build / TREE)
+        for name in ('kunit-x86_64', 'w1-x86_64', 'gcov-x86_64'):
+            (self.build / name).mkdir()
+            (self.build / name / '.config').write_text(name)
+        git(old, 'worktree', 'add', '-q', '--detach',
+            str(self.build / 'am-check'), 'pristine')
+        shutil.rmtree(self.build / 'am-check')
+        return old
+
+    def test_old_build_linux_is_moved_into_place(self):
+        old = self.old_layout()
+        out = self.assertGood(self.prepare()).splitlines()
+        self.assertEqual(out[0], 'prepare_tree: moved %s (linux-source-6.1) '
+                         'and its build directories of the single-tree '
+                         'layout to %s/' % (old, self.build / TREE))
+        self.assertNotIn('unpacking', '\n'.join(out))
+        self.assertNotIn('applying', '\n'.join(out))
+        self.assertFalse(old.exists())
+        self.assertTrue((self.tree / '.git').is_dir())
+        for name in ('kunit-x86_64', 'w1-x86_64', 'gcov-x86_64'):
+            self.assertFalse((self.build / name).exists())
+            self.assertEqual((self.build / TREE / name / '.config')
+                             .read_text(), name)
+        self.assertFalse((self.build / TREE / 'kunit-debug-x86_64').exists())
+        self.assertEqual(len(git(self.tree, 'worktree', 'list')
+                             .splitlines()), 1)
+        # Once moved, nothing more is said.
+        again = self.assertGood(self.prepare())
+        self.assertNotIn('single-tree', again)
+
+    def test_old_build_linux_that_cannot_be_moved_is_left(self):
+        old = self.old_layout()
+        self.prepared_tree()            # build/6.1/linux exists already
+        proc = self.prepare()
+        out = self.assertGood(proc).splitlines()
+        self.assertEqual(out[0], 'prepare_tree: ignoring %s of the '
+                         'single-tree layout (%s already exists); remove it '
+                         'with: rm -rf %s %s %s %s'
+                         % (old, self.tree, old, self.build / 'kunit-x86_64',
+                            self.build / 'gcov-x86_64',
+                            self.build / 'w1-x86_64'))
+        self.assertTrue(old.is_dir())
+        # A tree of no known package: the same, and the run carries on.
+        shutil.rmtree(self.build / TREE)
+        st = self.state(old)
+        st['package'] = 'linux-source-5.10'
+        (old / '.git' / 'gup-pin-kunit.json').write_text(json.dumps(st))
+        out = self.assertGood(self.prepare()).splitlines()
+        self.assertIn('(its package linux-source-5.10 is no tree of %s)'
+                      % (self.kunit / 'trees'), out[0])
+        self.assertTrue(old.is_dir())
+        self.assertIn('unpacking', out[1])
 
 
 class RunSuiteFaults(FaultCase):
@@ -473,18 +603,19 @@ class RunSuiteFaults(FaultCase):
         self.build = self.tmp / 'build'
         self.bin = self.tmp / 'bin'
         self.bin.mkdir()
+        self.kunit = make_kunit(self.tmp / 'kunit')
 
-    def run_suite(self, results):
+    def run_suite(self, results, *args):
         # PATH holds only the stubs: no qemu, no git, no make, no dpkg.
         env = clean_env(PATH=self.bin, GPK_BUILD=self.build,
-                        GPK_RESULTS=results)
-        return run_tool([sys.executable, RUN_SUITE], env)
+                        GPK_RESULTS=results, GPK_KUNIT=self.kunit)
+        return run_tool([sys.executable, RUN_SUITE] + list(args), env)
 
     def test_qemu_missing_stops_before_any_build(self):
         self.assertFault(self.run_suite(self.tmp / 'res'), 'run_suite',
                          'run_suite: qemu-system-x86_64 not found; ',
                          'tools/deps')
-        self.assertFalse((self.build / 'linux').exists())
+        self.assertEqual(os.listdir(self.build), ['.lock'])
         self.assertFalse((self.tmp / 'res').exists())
 
     def test_results_dir_not_writable(self):
@@ -492,21 +623,60 @@ class RunSuiteFaults(FaultCase):
         blocker = self.tmp / 'a-file'
         blocker.write_text('')
         res = blocker / 'results'
-        self.assertFault(self.run_suite(res), 'run_suite',
-                         'results directory %s is not writable' % res,
+        proc = self.run_suite(res, '--tree', '6.1')
+        self.assertFault(proc, 'run_suite', 'run_suite: results directory '
+                         '%s is not writable' % res, 'Not a directory')
+        self.assertFalse((self.build / '6.1').exists())
+        # A tree's own results directory: that tree fails, in one line.
+        proc = self.run_suite(self.tmp / 'res', '--tree', '6.1',
+                              '--results', str(res / '{tree}'))
+        self.assertFault(proc, 'run_suite', 'run_suite: 6.1: results '
+                         'directory %s is not writable' % (res / '6.1'),
                          'Not a directory')
-        self.assertFalse((self.build / 'linux').exists())
+        self.assertEqual(proc.stdout.splitlines()[-1],
+                         '0 passed, 1 failed, 0 skipped')
+        self.assertFalse((self.build / '6.1').exists())
+
+    def test_unknown_tree(self):
+        proc = self.run_suite(self.tmp / 'res', '--tree', '6.2')
+        line = self.assertFault(proc, 'run_suite', status=2)
+        self.assertEqual(line, "run_suite: unknown tree '6.2'; known trees: "
+                         "6.1, 6.12")
+        self.assertFalse(self.build.exists())
+
+    def test_several_trees_need_a_results_pattern(self):
+        self.assertFault(self.run_suite(self.tmp / 'res', '--results',
+                                        str(self.tmp / 'r')),
+                         'run_suite', '--results %s: with several trees it '
+                         'must name {tree}' % (self.tmp / 'r'), status=2)
 
 
-# A kunit.py stand-in for the build faults: `build` logs its call, then
-# does what the file "mode" next to it says.
+# A kunit.py stand-in: it logs its verb, then does what the file "mode"
+# next to it says. 'pass': `build` succeeds, `exec` puts the file "ktap"
+# next to it into BUILD_DIR/test.log (the console) and writes --json.
 KUNIT_STUB = r'''#!/usr/bin/env python3
 import os, sys, time
 here = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(here, 'calls'), 'a') as f:
     f.write(' '.join(sys.argv[1:2]) + '\n')
 mode = open(os.path.join(here, 'mode')).read().strip()
-if mode == 'hang':
+opts = dict(a[2:].split('=', 1) for a in sys.argv[2:]
+            if a.startswith('--') and '=' in a)
+if mode == 'pass':
+    if sys.argv[1] == 'exec':
+        ktap = open(os.path.join(here, 'ktap')).read()
+        with open(os.path.join(opts['build_dir'], 'test.log'), 'w') as f:
+            f.write(ktap)
+        with open(opts['json'], 'w') as f:
+            f.write('{}')
+        print('Testing complete.')
+        sys.exit(1 if 'not ok' in ktap else 0)
+    os.makedirs(opts['build_dir'], exist_ok=True)
+    print('kunitconfig: ' + ' '.join(v for k, v in
+                                      ((a[2:].split('=', 1))
+                                       for a in sys.argv[2:]
+                                       if a.startswith('--kunitconfig='))))
+elif mode == 'hang':
     with open(os.path.join(here, 'pid'), 'w') as f:
         f.write(str(os.getpid()))
     print('  CC      mm/gup.o', flush=True)
@@ -523,6 +693,120 @@ else:
     sys.exit(2)
 '''
 
+KTAP = """KTAP version 1
+1..1
+    KTAP version 1
+    # Subtest: gup_pin
+    1..2
+    ok 1 pin_adds_bias
+    {second} 2 unpin_drops_bias
+# gup_pin: pass:1 fail:0 skip:0 total:2
+{suite} 1 gup_pin
+"""
+
+
+def stub_tree(build, tree, mode='pass', ktap=''):
+    """build/TREE/linux prepared, as far as --no-prepare looks: a state
+    and a kunit.py stand-in; return the stand-in's directory."""
+    linux = build / tree / 'linux'
+    (linux / '.git').mkdir(parents=True)
+    (linux / '.git' / 'gup-pin-kunit.json').write_text(json.dumps({
+        'tree': tree, 'package': 'linux-source-' + tree,
+        'version': tree + '.0-stub', 'kernelversion': tree + '.0',
+        'head': '0', 'series_head': '0', 'base': '0', 'harness': []}))
+    kunit = linux / 'tools' / 'testing' / 'kunit'
+    kunit.mkdir(parents=True)
+    write_exe(kunit / 'kunit.py', KUNIT_STUB)
+    (kunit / 'mode').write_text(mode)
+    (kunit / 'ktap').write_text(ktap)
+    return kunit
+
+
+class RunSuiteTrees(FaultCase):
+    """make test on two trees with a kunit.py stand-in: a line per tree,
+    the sum last, results/TREE/ and the combined results/junit.xml and
+    results/summary.json."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix='gpk-trees-'))
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.build = self.tmp / 'build'
+        self.res = self.tmp / 'res'
+        self.kunit = make_kunit(self.tmp / 'kunit')
+        self.stubs = {
+            '6.1': stub_tree(self.build, '6.1', ktap=KTAP.format(
+                second='ok', suite='ok')),
+            '6.12': stub_tree(self.build, '6.12', ktap=KTAP.format(
+                second='not ok', suite='not ok'))}
+        self.bin = self.tmp / 'bin'
+        self.bin.mkdir()
+        write_exe(self.bin / 'qemu-system-x86_64', '#!/bin/sh\nexit 0\n')
+        self.env = clean_env(PATH='%s:%s' % (self.bin, os.path.dirname(
+            sys.executable)), GPK_BUILD=self.build, GPK_RESULTS=self.res,
+            GPK_KUNIT=self.kunit)
+
+    def run_suite(self, *args):
+        return run_tool([sys.executable, RUN_SUITE, '--no-prepare'] +
+                        list(args), self.env)
+
+    def test_two_trees_sum_and_combined_results(self):
+        proc = self.run_suite()
+        self.assertNotIn('Traceback', proc.stdout + proc.stderr)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        out = proc.stdout.splitlines()
+        self.assertEqual(out[-1], '3 passed, 1 failed, 0 skipped')
+        trees = [ln for ln in out if ln.startswith('run_suite: 6.')
+                 and 'passed' in ln]
+        self.assertEqual(len(trees), 2, out)
+        self.assertTrue(trees[0].startswith('run_suite: 6.1: 2 passed, 0 '
+                                            'failed, 0 skipped (kernel 6.1.0'))
+        self.assertTrue(trees[1].startswith('run_suite: 6.12: 1 passed, 1 '
+                                            'failed, 0 skipped'))
+        self.assertIn('FAILED gup_pin.unpin_drops_bias', proc.stdout)
+        for tree in ('6.1', '6.12'):
+            for name in ('kunit.log', 'kunit.ktap', 'kunit.json',
+                         'junit.xml', 'summary.json', 'meta.json',
+                         'build.log'):
+                self.assertTrue((self.res / tree / name).exists(), name)
+            meta = json.loads((self.res / tree / 'meta.json').read_text())
+            self.assertEqual(meta['tree'], tree)
+        # Only the top-level kunitconfig: no kunit/6.12/kunitconfig.
+        self.assertIn('kunitconfig: %s %s' % (
+            TOOLS.parent / 'kunitconfig', self.kunit / '6.1' / 'kunitconfig'),
+            (self.res / '6.1' / 'build.log').read_text())
+        self.assertIn('kunitconfig: %s\n' % (TOOLS.parent / 'kunitconfig'),
+                      (self.res / '6.12' / 'build.log').read_text())
+        summary = json.loads((self.res / 'summary.json').read_text())
+        self.assertEqual((summary['passed'], summary['failed'],
+                          summary['skipped']), (3, 1, 0))
+        self.assertEqual(list(summary['trees']), ['6.1', '6.12'])
+        self.assertEqual(summary['trees']['6.12']['failed'], 1)
+        junit = (self.res / 'junit.xml').read_text()
+        self.assertIn('<testsuite name="6.1/gup_pin"', junit)
+        self.assertIn('<testsuite name="6.12/gup_pin"', junit)
+
+    def test_one_tree_and_a_failing_build(self):
+        (self.stubs['6.12'] / 'mode').write_text('fail')
+        proc = self.run_suite('--tree', '6.12')
+        self.assertFault(proc, 'run_suite', 'run_suite: 6.12: kernel build '
+                         'failed', 'second build stops here')
+        self.assertEqual(proc.stdout.splitlines()[-1],
+                         '0 passed, 1 failed, 0 skipped')
+        self.assertFalse((self.res / '6.1').exists())
+        summary = json.loads((self.res / 'summary.json').read_text())
+        self.assertEqual(list(summary['trees']), ['6.12'])
+        self.assertIn('kernel build failed',
+                      summary['trees']['6.12']['error'])
+        self.assertIn('<testsuite name="6.12/&lt;tree&gt;"',
+                      (self.res / 'junit.xml').read_text())
+
+    def test_given_results_dir_writes_no_combined_files(self):
+        proc = self.run_suite('--tree', '6.1', '--results',
+                              str(self.tmp / 'one'))
+        self.assertGood(proc)
+        self.assertTrue((self.tmp / 'one' / 'summary.json').exists())
+        self.assertFalse(self.res.exists())
+
 
 class BuildFaults(FaultCase):
     """A build interrupted half way, and a disk that fills up, against a
@@ -532,20 +816,16 @@ class BuildFaults(FaultCase):
         self.tmp = Path(tempfile.mkdtemp(prefix='gpk-build-'))
         self.addCleanup(shutil.rmtree, self.tmp)
         self.build = self.tmp / 'build'
-        tree = self.build / 'linux'
-        (tree / '.git').mkdir(parents=True)
-        (tree / '.git' / 'gup-pin-kunit.json').write_text(
-            '{"version": "6.1.0-stub", "head": "0", "base": "0"}')
-        self.kunit = tree / 'tools' / 'testing' / 'kunit'
-        self.kunit.mkdir(parents=True)
-        write_exe(self.kunit / 'kunit.py', KUNIT_STUB)
+        self.kunit = stub_tree(self.build, TREE, mode='fail')
         self.bin = self.tmp / 'bin'
         self.bin.mkdir()
         write_exe(self.bin / 'qemu-system-x86_64', '#!/bin/sh\nexit 0\n')
         self.res = self.tmp / 'res'
         self.env = clean_env(PATH='%s:%s' % (self.bin, os.path.dirname(
-            sys.executable)), GPK_BUILD=self.build, GPK_RESULTS=self.res)
-        self.cmd = [sys.executable, str(RUN_SUITE), '--no-prepare']
+            sys.executable)), GPK_BUILD=self.build, GPK_RESULTS=self.res,
+            GPK_KUNIT=make_kunit(self.tmp / 'kunit'))
+        self.cmd = [sys.executable, str(RUN_SUITE), '--no-prepare',
+                    '--tree', TREE]
 
     def mode(self, mode):
         (self.kunit / 'mode').write_text(mode)
@@ -607,17 +887,17 @@ class BuildFaults(FaultCase):
         self.mode('enospc')
         self.assertFault(run_tool(self.cmd, self.env), 'run_suite',
                          'kernel build failed: disk full in %s'
-                         % (self.build / 'kunit-x86_64'),
+                         % (self.build / TREE / 'kunit-x86_64'),
                          'No space left on device')
 
     def test_disk_full_for_the_build_log(self):
         """results/ is on a full disk (build.log is /dev/full): the build
         is stopped and the one line names the log."""
         self.mode('hang')
-        self.res.mkdir()
-        (self.res / 'build.log').symlink_to('/dev/full')
+        (self.res / TREE).mkdir(parents=True)
+        (self.res / TREE / 'build.log').symlink_to('/dev/full')
         self.assertFault(run_tool(self.cmd, self.env), 'run_suite',
-                         'cannot write %s' % (self.res / 'build.log'),
+                         'cannot write %s' % (self.res / TREE / 'build.log'),
                          'No space left on device')
         pid = int((self.kunit / 'pid').read_text())
         with self.assertRaises(ProcessLookupError):
@@ -633,6 +913,7 @@ class BuildLockFaults(FaultCase):
         fd = os.open(build / '.lock', os.O_RDWR | os.O_CREAT, 0o644)
         self.addCleanup(os.close, fd)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        write_trees(tmp)
         env = clean_env(GPK_BUILD=build, GPK_RESULTS=tmp / 'res',
                         GPK_LOCK_WAIT=1, GPK_SRC_DIR=tmp, GPK_KUNIT=tmp,
                         GPK_PATCHES=tmp)
@@ -659,6 +940,7 @@ class BuildLockFaults(FaultCase):
                 self.assertIn('waiting up to 1s', err.splitlines()[0])
         self.assertLess(time.monotonic() - t0, 6)
         self.assertEqual(os.listdir(build), ['.lock'])
+
 
 if __name__ == '__main__':
     unittest.main()
