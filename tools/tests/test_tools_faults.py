@@ -84,10 +84,13 @@ class DepsFaults(FaultCase):
         self.apt_log = self.tmp / 'apt-calls'
         write_exe(self.tmp / 'apt-get',
                   '#!/bin/sh\necho "$@" >> "%s"\n' % self.apt_log)
+        self.kunit = self.tmp / 'kunit'
+        write_trees(self.kunit)
 
     def deps(self, uid, *args):
         write_exe(self.tmp / 'id', '#!/bin/sh\necho %d\n' % uid)
-        env = clean_env(PATH='%s:%s' % (self.tmp, os.environ['PATH']))
+        env = clean_env(PATH='%s:%s' % (self.tmp, os.environ['PATH']),
+                        GPK_KUNIT=self.kunit)
         return run_tool([DEPS] + list(args), env)
 
     def test_not_root_prints_the_install_line(self):
@@ -96,16 +99,44 @@ class DepsFaults(FaultCase):
                          'run: apt-get install -y git')
         self.assertFalse(self.apt_log.exists())
 
+    def test_missing_tree_package_is_named(self):
+        (self.tmp / 'missing').write_text('linux-source-6.12')
+        self.assertFault(self.deps(1000), 'tools/deps',
+                         'apt-get install -y linux-source-6.12')
+
     def test_check_as_root_does_not_install(self):
         self.assertFault(self.deps(0, '--check'), 'tools/deps',
                          'apt-get install -y git')
         self.assertFalse(self.apt_log.exists())
+
+    def test_root_installs(self):
+        proc = self.deps(0)
+        self.assertGood(proc)
+        self.assertIn('install -y -q git', self.apt_log.read_text())
 
     def test_nothing_missing(self):
         (self.tmp / 'missing').write_text('none-such')
         proc = self.deps(1000, '--check')
         self.assertGood(proc)
         self.assertEqual(proc.stderr, '')
+
+    def test_list_has_a_package_per_tree(self):
+        out = self.assertGood(self.deps(1000, '--list')).split()
+        self.assertEqual(out[:2], ['linux-source-6.1', 'linux-source-6.12'])
+        for pkg in ('e2fsprogs', 'coccinelle', 'qemu-system-x86', 'lcov'):
+            self.assertIn(pkg, out)
+        self.assertNotIn('linux-source', out)
+        write_trees(self.kunit, [('6.1', 'linux-source-6.1')])
+        out = self.assertGood(self.deps(1000, '--list')).split()
+        self.assertNotIn('linux-source-6.12', out)
+
+    def test_bad_trees_file(self):
+        (self.kunit / 'trees').write_text('# trees\n6.1\n')
+        self.assertFault(self.deps(1000, '--list'), 'tools/deps',
+                         'trees:2: expected "TREE PACKAGE"')
+        (self.kunit / 'trees').unlink()
+        self.assertFault(self.deps(1000), 'tools/deps', 'cannot read',
+                         'trees')
 
     def test_unknown_argument(self):
         self.assertFault(self.deps(1000, '--bogus'), 'tools/deps',
