@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
 """Mutation testing of the gup-pin-kunit suites: does the suite kill bugs?
 
-This is `make mutants`. Each PATCH is a mutant of the kernel tree: a
-unified diff (a/ and b/ paths relative to the kernel tree) that plants one
-bug in the pin core, preceded by header lines
+This is `make mutants`. For each tree (--tree, repeatable; default every
+tree of kunit/trees), the PATCHes are that tree's catalogue
+kunit/mutants/TREE/*.patch; PATCHes given on the command line belong to
+one tree (the one whose kunit/mutants/TREE/ holds them, or the one --tree
+names). A tree without mutants is skipped with one line.
+
+Each PATCH is a mutant of the kernel tree: a unified diff (a/ and b/
+paths relative to the kernel tree) that plants one bug in the pin core,
+preceded by header lines
 
   Subject: <one line: the bug it models>
   Models: <bug class; upstream commit sha + subject if it models a fix>
@@ -11,13 +17,14 @@ bug in the pin core, preceded by header lines
 
 For every patch, in order, under build/.lock (taken per mutant, so that
 another run can use the tree between two mutants):
-  1. build/linux must be clean (git status --porcelain --untracked-files=no
-     empty), else one-line error and exit 1;
+  1. build/TREE/linux must be clean (git status --porcelain
+     --untracked-files=no empty), else one-line error and exit 1;
   2. git apply --check, then git apply (status noapply if it does not);
   3. tools/run_suite.py --no-prepare: incremental build, then the suites in
      QEMU with a short timeout (--timeout, default 40 s), results in
-     RESULTS/mutants/<name>/; a failing case, a crash or a hang kills the
-     mutant; a build failure is status nocompile (never killed);
+     RESULTS/mutants/<name>/ (RESULTS: --results, default results/TREE/);
+     a failing case, a crash or a hang kills the mutant; a build failure
+     is status nocompile (never killed);
   4. in a finally (also on Ctrl-C) the files the patch touched are restored
      with git checkout, and the tree is checked clean again.
 A mutant of a header (a touched *.h) makes the kernel rebuild most of
@@ -31,7 +38,7 @@ baseline run of the unmutated tree (RESULTS/mutants/_baseline/): it must
 not crash; cases that already fail there, and suites that did not run there
 (listed in kunit/suites by work in progress but not yet in the tree's test
 sources), do not count as kills. A crash or hang always kills. Each entry
-records the sha256 of the tree's test source it ran against
+records the sha256 of the tree's kernel sources it ran against
 (tests_sha256), since another run may sync a newer one between mutants.
 
 Statuses: killed, survived, noapply, nocompile, equivalent (a mutant marked
@@ -42,9 +49,11 @@ true, counted as failed).
 Writes RESULTS/mutants.json (a list of {name, file, status, cases, seconds,
 description, ...}) and RESULTS/mutants.md (a table and the line
 'killed K / total T (equivalent E)'). The last line printed is
-'N passed, N failed, N skipped': passed = killed + equivalent that
-survived; failed = survived + noapply + nocompile + equivalent that was
-killed. The exit status is 1 if any failed.
+'N passed, N failed, N skipped' (after one such line per tree,
+'mutate: TREE: ...'): passed = killed + equivalent that survived; failed =
+survived + noapply + nocompile + equivalent that was killed, and a tree
+that could not be prepared or run counts as one failure. The exit status
+is 1 if any failed.
 
 --rescore builds nothing: it recomputes the statuses of an earlier run
 from RESULTS/mutants.json and RESULTS/mutants/*/summary.json (after a
@@ -60,8 +69,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (BuildLock, KBUILD_DIR, RESULTS, ROOT, TREE,  # noqa: E402
-                     ToolError, die, interrupt_on_sigterm)
+from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
+                     add_tree_argument, die, display, interrupt_on_sigterm,
+                     kernel_sources, selected_trees)
 
 TOOL = 'mutate'
 RUN_SUITE = os.path.join(ROOT, 'tools', 'run_suite.py')
@@ -72,7 +82,7 @@ HEADER_KEYS = ('subject', 'models', 'equivalent')
 # ------------------------------------------------------------------ pure
 
 def mutant_name(path):
-    """'kunit/mutants/001-foo.patch' -> '001-foo'."""
+    """'kunit/mutants/6.1/001-foo.patch' -> '001-foo'."""
     base = os.path.basename(path)
     return base[:-len('.patch')] if base.endswith('.patch') else base
 
@@ -363,8 +373,8 @@ def restore(tree, files):
                 pass
     left = tree_changes(tree)
     if left:
-        raise ToolError('could not restore build/linux after a mutant: %s '
-                        'still modified' % ', '.join(left[:3]))
+        raise ToolError('could not restore %s after a mutant: %s still '
+                        'modified' % (display(tree), ', '.join(left[:3])))
 
 
 def touches_header(files):
@@ -410,15 +420,16 @@ def restore_build(build_dir, snap):
     os.rename(snap, build_dir)
 
 
-def run_suite(results_dir, timeout, jobs):
-    """tools/run_suite.py --no-prepare; return (rc, stdout+stderr text).
+def run_suite(results_dir, timeout, jobs, tree):
+    """tools/run_suite.py --no-prepare --tree TREE; return (rc,
+    stdout+stderr text).
 
     The child shares the lock (GPK_LOCK_HELD). On Ctrl-C it is given the
     SIGINT too and waited for, so that no build goes on in the tree after
     we restore it.
     """
-    cmd = [sys.executable, RUN_SUITE, '--no-prepare', '--results',
-           results_dir, '--timeout', str(timeout)]
+    cmd = [sys.executable, RUN_SUITE, '--no-prepare', '--tree', tree.name,
+           '--results', results_dir, '--timeout', str(timeout)]
     if jobs:
         cmd.append('--jobs=%d' % jobs)
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE,
@@ -445,19 +456,19 @@ def read_summary(results_dir):
         return None
 
 
-def tests_sha():
-    """sha256 of the test sources synced into the tree (prepare state)."""
+def tests_sha(tree):
+    """sha256 of the kernel sources (kernel_sources(), harness included)
+    as they are in the tree."""
     import prepare_tree
-    state = prepare_tree.load_state() or {}
     h = hashlib.sha256()
-    for rel in sorted(state.get('synced', {})):
+    for rel in sorted(kernel_sources(tree)):
         h.update(rel.encode() + b'\0')
-        h.update((prepare_tree.file_sha(os.path.join(TREE, rel)) or '')
-                 .encode())
+        h.update((prepare_tree.file_sha(os.path.join(tree.linux, rel)) or
+                  '').encode())
     return h.hexdigest()
 
 
-def run_baseline(results, timeout, jobs):
+def run_baseline(tree, results, timeout, jobs):
     """Build and run the unmutated tree; return its Baseline."""
     rdir = os.path.join(results, 'mutants', '_baseline')
     os.makedirs(rdir, exist_ok=True)
@@ -465,8 +476,8 @@ def run_baseline(results, timeout, jobs):
         os.unlink(os.path.join(rdir, 'summary.json'))
     except FileNotFoundError:
         pass
-    require_clean(TREE)
-    _rc, out = run_suite(rdir, timeout, jobs)
+    require_clean(tree.linux)
+    _rc, out = run_suite(rdir, timeout, jobs, tree)
     summary = read_summary(rdir)
     if summary is None:
         last = out.strip().splitlines()[-1:] or ['no output']
@@ -475,8 +486,10 @@ def run_baseline(results, timeout, jobs):
     return Baseline(summary)
 
 
-def run_one(m, results, timeout, jobs, baseline=None):
-    """Apply, build, run and restore one mutant; return its entry."""
+def run_one(m, tree, results, timeout, jobs, baseline=None):
+    """Apply, build, run and restore one mutant of a Tree (its linux and
+    kunit_build are the tree and the build directory); return its
+    entry."""
     t0 = time.monotonic()
     equivalent = bool(m['header']['equivalent'])
     entry = {'name': m['name'], 'file': ', '.join(p for p, _ in m['files']),
@@ -488,13 +501,14 @@ def run_one(m, results, timeout, jobs, baseline=None):
     if equivalent:
         entry['equivalent_reason'] = m['header']['equivalent']
     rdir = os.path.join(results, 'mutants', m['name'])
-    require_clean(TREE)
-    entry['tests_sha256'] = tests_sha()
+    linux, build = tree.linux, tree.kunit_build
+    require_clean(linux)
+    entry['tests_sha256'] = tests_sha(tree)
     header = touches_header(m['files'])
     # Before git apply: afterwards the files carry the time of the apply,
     # newer than every object, and the next build would redo them all.
-    mtimes = save_mtimes(TREE, m['files']) if header else {}
-    err = try_apply(TREE, m['path'])
+    mtimes = save_mtimes(linux, m['files']) if header else {}
+    err = try_apply(linux, m['path'])
     if err is not None:
         entry['status'] = 'noapply'
         entry['detail'] = err
@@ -503,18 +517,18 @@ def run_one(m, results, timeout, jobs, baseline=None):
     snap = None
     try:
         if header:
-            snap = snapshot_build(KBUILD_DIR)
+            snap = snapshot_build(build)
         os.makedirs(rdir, exist_ok=True)
         for stale in ('summary.json', 'meta.json'):
             try:
                 os.unlink(os.path.join(rdir, stale))
             except FileNotFoundError:
                 pass
-        _rc, out = run_suite(rdir, timeout, jobs)
+        _rc, out = run_suite(rdir, timeout, jobs, tree)
     finally:
-        restore(TREE, m['files'])
-        restore_mtimes(TREE, mtimes)
-        restore_build(KBUILD_DIR, snap)
+        restore(linux, m['files'])
+        restore_mtimes(linux, mtimes)
+        restore_build(build, snap)
     summary = read_summary(rdir)
     if summary is None and 'kernel build failed' in out:
         entry['status'] = 'nocompile'
@@ -569,83 +583,148 @@ def rescore(mutants, results):
         print('%s:   %s %s' % (TOOL, e['name'], console_verdict(e)))
     write_reports(entries, results, baseline)
     print('%s: %s (rescored)' % (TOOL, totals_line(entries)))
-    print(summary_line(entries))
-    return 1 if totals(entries)['failed'] else 0
+    return entries
 
 
-def prepare_once(series, results, timeout, jobs):
+def prepare_once(tree, results, timeout, jobs):
     """prepare_tree once, then the baseline run; return the baseline."""
     import prepare_tree
     with BuildLock(TOOL):
-        prepare_tree.prepare(series, quiet=True)
-        print('%s: baseline run without a mutant' % TOOL, flush=True)
-        base = run_baseline(results, timeout, jobs)
+        prepare_tree.prepare(tree, quiet=True)
+        print('%s: %s: baseline run without a mutant' % (TOOL, tree.name),
+              flush=True)
+        base = run_baseline(tree, results, timeout, jobs)
     if base.failures:
-        print('%s: failing without a mutant (not counted as kills): %s'
-              % (TOOL, ', '.join(base.describe())), flush=True)
+        print('%s: %s: failing without a mutant (not counted as kills): %s'
+              % (TOOL, tree.name, ', '.join(base.describe())), flush=True)
     return base
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(
-        prog='tools/mutate.py', description=__doc__,
-        formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('patches', nargs='+', metavar='PATCH',
-                    help='mutant patches (kunit/mutants/*.patch)')
-    ap.add_argument('--timeout', type=int, default=40,
-                    help='seconds QEMU may run per mutant (default 40: '
-                    'the suite runs in about 2 s, and a hung mutant must '
-                    'still cost under 60 s with its build)')
-    ap.add_argument('--results', default=RESULTS,
-                    help='results directory (default results/)')
-    ap.add_argument('--jobs', type=int, default=0,
-                    help='build jobs (default: run_suite default)')
-    ap.add_argument('--series', default=os.environ.get('GPK_SERIES', '6.1'))
-    ap.add_argument('--rescore', action='store_true',
-                    help='build nothing: recompute the statuses from the '
-                    'summary.json files of an earlier run in RESULTS')
-    args = ap.parse_args(argv)
-    interrupt_on_sigterm()
-    results = os.path.abspath(args.results)
-    try:
-        mutants = [load_mutant(p) for p in args.patches]
-    except ToolError as e:
-        die(TOOL, str(e))
+def catalogue(tree):
+    """The tree's mutants: kunit/mutants/TREE/*.patch, sorted."""
+    d = tree.mutants
+    if not os.path.isdir(d):
+        return []
+    return sorted(os.path.join(d, n) for n in os.listdir(d)
+                  if n.endswith('.patch'))
+
+
+def tree_of_patches(paths, trees):
+    """The one tree of trees whose kunit/mutants/TREE/ holds every path, or
+    None."""
+    for tree in trees:
+        top = os.path.abspath(tree.mutants) + os.sep
+        if all(os.path.abspath(p).startswith(top) for p in paths):
+            return tree
+    return None
+
+
+def plan(args, trees):
+    """[(tree, [patch paths])] that this run covers."""
+    if not args.patches:
+        return [(t, catalogue(t)) for t in trees]
+    if args.tree:
+        if len(trees) != 1:
+            raise ToolError('mutant patches given on the command line belong '
+                            'to one tree; name one with --tree')
+        return [(trees[0], list(args.patches))]
+    tree = tree_of_patches(args.patches, trees)
+    if tree is None:
+        raise ToolError('cannot tell the tree of %s (not all under one '
+                        'kunit/mutants/TREE/); name it with --tree'
+                        % args.patches[0])
+    return [(tree, list(args.patches))]
+
+
+def run_tree(tree, paths, args, results):
+    """Run (or rescore) the mutants of one tree; return their entries.
+    ToolError on a tool failure."""
+    mutants = [load_mutant(p) for p in paths]
     if args.rescore:
-        try:
-            return rescore(mutants, results)
-        except ToolError as e:
-            die(TOOL, str(e))
+        return rescore(mutants, results)
     entries = []
     baseline = None
     try:
-        baseline = prepare_once(args.series, results, args.timeout,
-                                args.jobs)
+        baseline = prepare_once(tree, results, args.timeout, args.jobs)
         for i, m in enumerate(mutants, 1):
-            print('%s: [%d/%d] %s (%s)' % (TOOL, i, len(mutants), m['name'],
-                                          m['header']['subject']), flush=True)
+            print('%s: %s: [%d/%d] %s (%s)'
+                  % (TOOL, tree.name, i, len(mutants), m['name'],
+                     m['header']['subject']), flush=True)
             with BuildLock(TOOL):
-                entry = run_one(m, results, args.timeout, args.jobs,
+                entry = run_one(m, tree, results, args.timeout, args.jobs,
                                 baseline)
             entries.append(entry)
             print('%s:   %s %s  %.1fs' % (TOOL, m['name'],
                                           console_verdict(entry),
                                           entry['seconds']), flush=True)
             write_reports(entries, results, baseline)
-    except ToolError as e:
+    except (ToolError, KeyboardInterrupt):
         if entries:
             write_reports(entries, results, baseline)
-        die(TOOL, str(e))
-    except KeyboardInterrupt:
-        if entries:
-            write_reports(entries, results, baseline)
-        die(TOOL, 'interrupted; build/linux was restored', 130)
+        raise
     write_reports(entries, results, baseline)
-    print('%s: %s; reports in %s' % (
-        TOOL, totals_line(entries),
-        os.path.relpath(os.path.join(results, 'mutants.md'))))
-    print(summary_line(entries))
-    return 1 if totals(entries)['failed'] else 0
+    return entries
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog='tools/mutate.py', description=__doc__,
+        formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument('patches', nargs='*', metavar='PATCH',
+                    help='mutant patches of one tree (default: the whole '
+                    'catalogue kunit/mutants/TREE/*.patch of each tree)')
+    add_tree_argument(ap)
+    ap.add_argument('--timeout', type=int, default=40,
+                    help='seconds QEMU may run per mutant (default 40: '
+                    'the suite runs in about 2 s, and a hung mutant must '
+                    'still cost under 60 s with its build)')
+    ap.add_argument('--results', default='{results}/{tree}',
+                    help='results directory of a tree; {tree} and '
+                    '{results} are replaced (default {results}/{tree}, '
+                    'i.e. results/TREE/)')
+    ap.add_argument('--jobs', type=int, default=0,
+                    help='build jobs (default: run_suite default)')
+    ap.add_argument('--rescore', action='store_true',
+                    help='build nothing: recompute the statuses from the '
+                    'summary.json files of an earlier run in RESULTS')
+    args = ap.parse_args(argv)
+    trees = selected_trees(TOOL, args.tree)
+    interrupt_on_sigterm()
+    try:
+        work = plan(args, trees)
+        for _tree, paths in work:
+            for p in paths:
+                load_mutant(p)
+    except ToolError as e:
+        die(TOOL, str(e), e.status)
+    if len(work) > 1 and '{tree}' not in args.results:
+        die(TOOL, '--results %s: with several trees it must name {tree}'
+            % args.results, 2)
+    passed = failed = 0
+    for tree, paths in work:
+        results = tree.expand(args.results)
+        if not paths:
+            print('%s: %s: no mutants in %s/; skipped'
+                  % (TOOL, tree.name, display(tree.mutants)), flush=True)
+            continue
+        try:
+            entries = run_tree(tree, paths, args, results)
+        except ToolError as e:
+            failed += 1
+            print('%s: %s: %s' % (TOOL, tree.name, e), file=sys.stderr,
+                  flush=True)
+            continue
+        except KeyboardInterrupt:
+            die(TOOL, 'interrupted; %s was restored'
+                % display(tree.linux), 130)
+        t = totals(entries)
+        passed += t['passed']
+        failed += t['failed']
+        print('%s: %s: %s; %s; reports in %s' % (
+            TOOL, tree.name, summary_line(entries), totals_line(entries),
+            display(os.path.join(results, 'mutants.md'))), flush=True)
+    print('%d passed, %d failed, 0 skipped' % (passed, failed))
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':

@@ -5,18 +5,21 @@ A refcounting suite is only trusted if it is hermetic: the same per-case
 results in every run, and the same whether all cases share one boot or
 each case boots a kernel of its own.
 
-  tools/repeat.py [--runs N] [--isolated test|suite] [FILTER]
+  tools/repeat.py [--tree TREE] [--runs N] [--isolated test|suite] [FILTER]
 
+For each tree (--tree, repeatable; default every tree of kunit/trees), it
 builds once (make test), then boots the same kernel N more times
 (run_suite.py --no-build); with --isolated it also boots one kernel per
 case (or per suite), filtered to it. Every run's per-case statuses come
 from kunit.py's JSON and are compared with the first run's. (kunit.py's
 own --run_isolated is not used: in 6.1 its JSON keeps only the last
 boot.) The build lock is held throughout, so that no other run rebuilds
-the kernel between boots. Writes results/repeat.json and
-prints one line per run that differs, then 'N passed, N failed,
-N skipped' over runs: a run passes when it matches the first run and
-nothing in it failed. Exit 1 if any run differs or fails.
+the kernel between boots. The runs' results go to results/TREE/repeat/
+(RUN/), the verdict to results/TREE/repeat.json. Prints one line per run
+that differs and one line per tree, then 'N passed, N failed, N skipped'
+over the runs of every tree: a run passes when it matches the first run
+of its tree and nothing in it failed; a tree whose first run produced no
+results counts as one failed run. Exit 1 if any run differs or fails.
 """
 import argparse
 import json
@@ -25,7 +28,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import BuildLock, RESULTS, ROOT, die  # noqa: E402
+from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
+                     add_tree_argument, die, display, selected_trees)
 
 TOOL = 'repeat'
 RUN_SUITE = os.path.join(ROOT, 'tools', 'run_suite.py')
@@ -48,10 +52,11 @@ def flatten(top):
     return out
 
 
-def one_run(label, extra, results, filt):
+def one_run(tree, label, extra, results, filt):
     """Run the suite once; return (statuses or None, exit status)."""
     res = os.path.join(results, label)
-    cmd = [sys.executable, RUN_SUITE, '--results', res] + extra
+    cmd = [sys.executable, RUN_SUITE, '--tree', tree.name,
+           '--results', res] + extra
     if filt:
         cmd.append(filt)
     proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
@@ -73,9 +78,10 @@ def compare(base, other):
     return diff
 
 
-def repeat(args, results):
-    """Run everything; return (runs, number of cases) or (None, 0)."""
-    base, rc = one_run('run-00', [], results, args.filter)
+def repeat(args, tree, results):
+    """Run everything of one tree; return (runs, number of cases) or
+    (None, 0)."""
+    base, rc = one_run(tree, 'run-00', [], results, args.filter)
     if base is None:
         return None, 0
     runs = [{'label': 'run-00', 'exit': rc, 'differs': []}]
@@ -86,7 +92,7 @@ def repeat(args, results):
                         else key.split('.')[0] for key in base})
         todo += [('isolated/' + u, u, u) for u in units]
     for label, filt, unit in todo:
-        got, rc = one_run(label, ['--no-build'], results, filt)
+        got, rc = one_run(tree, label, ['--no-build'], results, filt)
         want = base if unit is None else {
             k: v for k, v in base.items()
             if k == unit or k.startswith(unit + '/') or
@@ -94,7 +100,8 @@ def repeat(args, results):
         differs = ['no results'] if got is None else compare(want, got)
         runs.append({'label': label, 'exit': rc, 'differs': differs})
         for line in differs:
-            print('%s: %s differs: %s' % (TOOL, label, line), flush=True)
+            print('%s: %s: %s differs: %s' % (TOOL, tree.name, label, line),
+                  flush=True)
     return runs, len(base)
 
 
@@ -102,32 +109,59 @@ def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('filter', nargs='?', default='')
+    add_tree_argument(ap)
     ap.add_argument('--runs', type=int, default=20,
                     help='boots of the same kernel after the first '
                     '(default 20)')
     ap.add_argument('--isolated', choices=['test', 'suite'],
                     help='also boot one kernel per case (test) or per suite')
-    ap.add_argument('--results', default=os.path.join(RESULTS, 'repeat'))
+    ap.add_argument('--results', default='{results}/{tree}',
+                    help='directory of a tree: the runs go to its repeat/, '
+                    'the verdict to its repeat.json; {tree} and {results} '
+                    'are replaced (default {results}/{tree})')
     args = ap.parse_args()
-    results = os.path.abspath(args.results)
+    trees = selected_trees(TOOL, args.tree)
+    if len(trees) > 1 and '{tree}' not in args.results:
+        die(TOOL, '--results %s: with several trees it must name {tree}'
+            % args.results, 2)
+    passed = failed = 0
+    try:
+        with BuildLock(TOOL):
+            for tree in trees:
+                ok, bad = repeat_tree(args, tree)
+                passed += ok
+                failed += bad
+    except ToolError as e:
+        die(TOOL, str(e), e.status)
+    except KeyboardInterrupt:
+        die(TOOL, 'interrupted', 130)
+    print('%d passed, %d failed, 0 skipped' % (passed, failed))
+    return 1 if failed else 0
+
+
+def repeat_tree(args, tree):
+    """The runs of one tree; return (passed, failed) runs."""
+    top = tree.expand(args.results)
+    results = os.path.join(top, 'repeat')
     try:
         os.makedirs(results, exist_ok=True)
     except OSError as e:
-        die(TOOL, 'cannot create %s: %s' % (results, e.strerror))
-
-    with BuildLock(TOOL):
-        runs, ncases = repeat(args, results)
+        raise ToolError('cannot create %s: %s' % (display(results),
+                                                   e.strerror))
+    runs, ncases = repeat(args, tree, results)
     if runs is None:
-        die(TOOL, 'the first run produced no results (see %s/run-00)'
-            % results)
+        print('%s: %s: the first run produced no results (see %s)'
+              % (TOOL, tree.name, display(os.path.join(results, 'run-00'))),
+              file=sys.stderr, flush=True)
+        return 0, 1
     bad = [r for r in runs if r['exit'] or r['differs']]
-    with open(os.path.join(results, 'repeat.json'), 'w') as f:
-        json.dump({'cases': ncases, 'runs': runs}, f, indent=1)
-    print('%s: %d runs of %d cases; %d identical to the first and passing'
-          % (TOOL, len(runs), ncases, len(runs) - len(bad)))
-    print('%d passed, %d failed, 0 skipped' % (len(runs) - len(bad),
-                                               len(bad)))
-    return 1 if bad else 0
+    with open(os.path.join(top, 'repeat.json'), 'w') as f:
+        json.dump({'tree': tree.name, 'cases': ncases, 'runs': runs}, f,
+                  indent=1)
+    print('%s: %s: %d runs of %d cases; %d identical to the first and '
+          'passing' % (TOOL, tree.name, len(runs), ncases,
+                       len(runs) - len(bad)), flush=True)
+    return len(runs) - len(bad), len(bad)
 
 
 if __name__ == '__main__':

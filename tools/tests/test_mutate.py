@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 from pathlib import Path
 
@@ -32,6 +33,7 @@ def _load_tool():
 
 
 mu = _load_tool()
+common = sys.modules['_common']
 
 PATCH = """Subject: gup_put_folio() drops the bias minus one
 Models: off-by-one in the bias
@@ -83,12 +85,15 @@ class HeaderTest(unittest.TestCase):
         self.assertEqual(mu.parse_header(text)['models'], '')
 
     def test_name(self):
-        self.assertEqual(mu.mutant_name('kunit/mutants/007-x-y.patch'),
+        self.assertEqual(mu.mutant_name('kunit/mutants/6.1/007-x-y.patch'),
                          '007-x-y')
 
     def test_catalogue_headers(self):
-        patches = sorted(MUTANTS.glob('*.patch'))
+        """Every tree's catalogue kunit/mutants/TREE/*.patch parses."""
+        patches = sorted(MUTANTS.glob('*/*.patch'))
         self.assertGreaterEqual(len(patches), 40)
+        self.assertEqual(list(MUTANTS.glob('*.patch')), [],
+                         'mutants belong in kunit/mutants/TREE/')
         for p in patches:
             m = mu.load_mutant(str(p))
             self.assertTrue(m['header']['subject'], p.name)
@@ -97,6 +102,14 @@ class HeaderTest(unittest.TestCase):
             for path, kind in m['files']:
                 self.assertEqual(kind, 'modify', p.name)
                 self.assertFalse(path.startswith(('a/', 'b/', '/')))
+
+    def test_ci_subsets_name_mutants_of_their_tree(self):
+        for subset in sorted(MUTANTS.glob('*/ci-subset')):
+            names = common.read_names(str(subset))
+            self.assertTrue(names, subset)
+            for name in names:
+                self.assertTrue((subset.parent / (name + '.patch')).exists(),
+                                '%s names %s' % (subset, name))
 
 
 class TouchedFilesTest(unittest.TestCase):
@@ -256,14 +269,66 @@ class RescoreTest(unittest.TestCase):
                     f.write(PATCH)
                 ms.append(mu.load_mutant(path))
             with contextlib.redirect_stdout(io.StringIO()) as out:
-                rc = mu.rescore(ms, d)
+                entries = mu.rescore(ms, d)
             with open(os.path.join(d, 'mutants.json')) as f:
                 data = json.load(f)
         self.assertEqual([e['status'] for e in data],
                          ['equivalent', 'nocompile'])
-        self.assertEqual(rc, 1)
-        self.assertEqual(out.getvalue().splitlines()[-1],
+        self.assertEqual(data, entries)
+        self.assertEqual(mu.summary_line(entries),
                          '1 passed, 1 failed, 0 skipped')
+        self.assertTrue(out.getvalue().splitlines()[-1].endswith(
+            '(rescored)'))
+
+
+class PlanTest(unittest.TestCase):
+    """Which mutants of which tree a run covers."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='mutate-plan-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+        saved = common.KUNIT
+        common.KUNIT = self.tmp
+        self.addCleanup(setattr, common, 'KUNIT', saved)
+        self.trees = [common.Tree('6.1', 'linux-source-6.1'),
+                      common.Tree('6.12', 'linux-source-6.12')]
+        self.trees_file = os.path.join(self.tmp, 'trees')
+        Path(self.trees_file).write_text('6.1 linux-source-6.1\n'
+                                         '6.12 linux-source-6.12\n')
+        os.makedirs(os.path.join(self.tmp, 'mutants', '6.1'))
+        self.p61 = []
+        for name in ('002-b.patch', '001-a.patch', 'ci-subset'):
+            path = os.path.join(self.tmp, 'mutants', '6.1', name)
+            Path(path).write_text(PATCH)
+            if name.endswith('.patch'):
+                self.p61.append(path)
+
+    def plan(self, *argv):
+        args = types.SimpleNamespace(patches=[], tree=None)
+        for a in argv:
+            if a.startswith('--tree='):
+                args.tree = (args.tree or []) + [a[7:]]
+            else:
+                args.patches.append(a)
+        trees = common.select_trees(args.tree, self.trees_file)
+        return [(t.name, [os.path.basename(p) for p in ps])
+                for t, ps in mu.plan(args, trees)]
+
+    def test_catalogue_of_every_tree(self):
+        self.assertEqual(self.plan(), [('6.1', ['001-a.patch',
+                                                '002-b.patch']),
+                                       ('6.12', [])])
+        self.assertEqual(self.plan('--tree=6.12'), [('6.12', [])])
+
+    def test_patches_name_their_tree(self):
+        self.assertEqual(self.plan(self.p61[0]), [('6.1', ['002-b.patch'])])
+        other = os.path.join(self.tmp, 'x.patch')
+        with self.assertRaisesRegex(mu.ToolError, 'name it with --tree'):
+            self.plan(self.p61[0], other)
+        self.assertEqual(self.plan('--tree=6.12', other),
+                         [('6.12', ['x.patch'])])
+        with self.assertRaisesRegex(mu.ToolError, 'belong to one tree'):
+            self.plan('--tree=all', other)
 
 
 @unittest.skipUnless(shutil.which('git'), 'git not installed')
@@ -352,19 +417,21 @@ class GitTreeTest(unittest.TestCase):
             f.write('good')
         path = self.write_patch(PATCH.replace('mm/gup.c', 'mm/x.h'))
 
-        def fake_run_suite(rdir, timeout, jobs):
+        def fake_run_suite(rdir, timeout, jobs, tree):
+            self.assertEqual(tree.name, '6.1')
             with open(os.path.join(build, 'vmlinux'), 'w') as f:
                 f.write('mutant')
             raise RuntimeError('stop here')
 
-        saved = (mu.TREE, mu.KBUILD_DIR, mu.run_suite)
-        mu.TREE, mu.KBUILD_DIR, mu.run_suite = (self.tree, build,
-                                                 fake_run_suite)
+        tree = types.SimpleNamespace(name='6.1', linux=self.tree,
+                                     kunit_build=build)
+        saved = (mu.run_suite, mu.tests_sha)
+        mu.run_suite, mu.tests_sha = fake_run_suite, lambda _t: 'sha'
         try:
             with self.assertRaises(RuntimeError):
-                mu.run_one(mu.load_mutant(path), self.tmp, 60, 0)
+                mu.run_one(mu.load_mutant(path), tree, self.tmp, 60, 0)
         finally:
-            mu.TREE, mu.KBUILD_DIR, mu.run_suite = saved
+            mu.run_suite, mu.tests_sha = saved
         self.assertEqual(os.stat(hdr).st_mtime_ns, old)
         with open(os.path.join(build, 'vmlinux')) as f:
             self.assertEqual(f.read(), 'good')
