@@ -1,29 +1,35 @@
 #!/usr/bin/env python3
 """gcov coverage of the pin core in the x86_64 QEMU run (`make coverage`).
 
-Steps:
-  1. build and run the suites with tools/run_suite.py in build/gcov-x86_64,
-     with CONFIG_GCOV_KERNEL=y and only the pin-core objects profiled
-     (make options GCOV_PROFILE_gup.o=y GCOV_PROFILE_memremap.o=y); the
-     console goes to results/coverage-run/kunit.log;
-  2. read the .gcda images that kunit/mm/gup_kunit_gcov.c prints on the
+For each tree (--tree, repeatable; default every tree of kunit/trees):
+  1. build and run the suites with tools/run_suite.py in
+     build/TREE/gcov-x86_64, with CONFIG_GCOV_KERNEL=y and only the
+     pin-core objects profiled (make options GCOV_PROFILE_gup.o=y
+     GCOV_PROFILE_memremap.o=y); the console goes to
+     results/TREE/coverage-run/kunit.log;
+  2. read the .gcda images that the harness's gcov dump prints on the
      console ('GCOV: <path> <offset> <hex>' lines, then one
      'GCOV-END: <path> <size> <crc32>' line per file), check offsets, size
-     and crc32, and write each next to its .gcno in build/gcov-x86_64;
-  3. lcov --capture (branch coverage on) into results/coverage/lcov.info
-     and genhtml --branch-coverage into results/coverage/ (index.html);
+     and crc32, and write each next to its .gcno in build/TREE/gcov-x86_64;
+  3. lcov --capture (branch coverage on) into
+     results/TREE/coverage/lcov.info and genhtml --branch-coverage into
+     results/TREE/coverage/ (index.html);
   4. from gcov --json-format, lines and branches hit/total for each
-     function of the pin core (PIN_CORE below), written to
-     results/coverage/summary.json and printed as a table.
+     function of the tree's pin core, kunit/TREE/pin-core (lines
+     'function path/in/tree.c', in report order; a tree without it fails
+     in one line), written to results/TREE/coverage/summary.json and
+     printed as a table.
 
 The goal is >= 95% of lines and >= 90% of branches for each function. A
 function that meets both passes, any other fails; the last line is
 'N passed, N failed, N skipped'. The exit status is still 0 when every
 unexecuted line and every line with an untaken branch of each failing
-function is listed (as `path:line`) in docs/coverage.md, which is how the
-issue accepts a miss; it is 1 for an undocumented miss and for tool errors
-(no GCOV data in the log, a corrupt dump, lcov missing), which are
-reported in one line.
+function is listed (as `path:line`) in docs/TREE/coverage.md, which is
+how the issue accepts a miss; it is 1 for an undocumented miss and for
+tool errors (no GCOV data in the log, a corrupt dump, lcov missing, no
+pin-core list), which are reported in one line. With several trees, each
+tree's last line is 'coverage: TREE: N passed, N failed, 0 skipped' and
+the last line sums them.
 
 --no-run skips step 1 and uses the log and build directory as they are.
 """
@@ -39,39 +45,40 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (BUILD, RESULTS, ROOT, TREE, BuildLock,  # noqa: E402
-                     ToolError, die, run)
+from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
+                     add_tree_argument, die, display, read_list, run,
+                     selected_trees)
 
 TOOL = 'coverage'
-BUILD_DIR = os.path.join(BUILD, 'gcov-x86_64')
-RUN_RESULTS = os.path.join(RESULTS, 'coverage-run')
-OUT = os.path.join(RESULTS, 'coverage')
-DOC = os.path.join(ROOT, 'docs', 'coverage.md')
+# Defaults of --build_dir, --run_results, --out, --doc: {build} is
+# build/TREE, {results} results/, {tree} the tree (Tree.expand).
+BUILD_DIR = '{build}/gcov-x86_64'
+RUN_RESULTS = '{results}/{tree}/coverage-run'
+OUT = '{results}/{tree}/coverage'
+DOC = os.path.join(ROOT, 'docs', '{tree}', 'coverage.md')
 PROFILED = ('gup.o', 'memremap.o')
 LINE_GOAL = 95.0
 BRANCH_GOAL = 90.0
 
-# (function, source file relative to the kernel tree), in report order.
-PIN_CORE = [
-    ('try_get_folio', 'mm/gup.c'),
-    ('try_grab_folio', 'mm/gup.c'),
-    ('try_grab_page', 'mm/gup.c'),
-    ('gup_put_folio', 'mm/gup.c'),
-    ('unpin_user_page', 'mm/gup.c'),
-    ('unpin_user_pages', 'mm/gup.c'),
-    ('unpin_user_pages_dirty_lock', 'mm/gup.c'),
-    ('unpin_user_page_range_dirty_lock', 'mm/gup.c'),
-    ('gup_folio_next', 'mm/gup.c'),
-    ('gup_folio_range_next', 'mm/gup.c'),
-    ('collect_longterm_unpinnable_pages', 'mm/gup.c'),
-    ('migrate_longterm_unpinnable_pages', 'mm/gup.c'),
-    ('check_and_migrate_movable_pages', 'mm/gup.c'),
-    ('folio_maybe_dma_pinned', 'include/linux/mm.h'),
-    ('page_maybe_dma_pinned', 'include/linux/mm.h'),
-    ('is_longterm_pinnable_page', 'include/linux/mm.h'),
-    ('__put_devmap_managed_page_refs', 'mm/memremap.c'),
-    ('free_zone_device_page', 'mm/memremap.c'),
-]
+
+def read_pin_core(tree):
+    """[(function, source file relative to the kernel tree)] of the tree's
+    pin core, in report order, from kunit/TREE/pin-core."""
+    path = tree.pin_core
+    if not os.path.isfile(path):
+        raise ToolError('tree %s has no %s (one "function path/in/tree.c" '
+                        'a line): no pin core to measure'
+                        % (tree.name, display(path)))
+    out = []
+    for n, entry in read_list(path):
+        fields = entry.split()
+        if len(fields) != 2 or not re.match(r'^[A-Za-z_]\w*$', fields[0]):
+            raise ToolError('%s:%d: expected "function path/in/tree.c", '
+                            'got %r' % (display(path), n, entry))
+        out.append((fields[0], fields[1]))
+    if not out:
+        raise ToolError('%s lists no function' % display(path))
+    return out
 
 GCOV_RE = re.compile(r'GCOV: (\S+) (\d+) (\S+)\s*$')
 END_RE = re.compile(r'GCOV-END: (\S+) (\d+) ([0-9a-f]{8})\s*$')
@@ -197,7 +204,7 @@ def source_extents(text, name):
     return out
 
 
-def summarize(gcov_docs, functions=PIN_CORE, tree=TREE, read_source=None):
+def summarize(gcov_docs, functions, tree, read_source=None):
     """Per-function figures from gcov JSON documents (one per .gcda).
 
     Lines are merged over the documents by (file, line): a line counts
@@ -206,6 +213,7 @@ def summarize(gcov_docs, functions=PIN_CORE, tree=TREE, read_source=None):
     A function's lines are those gcov reports between its start_line and
     end_line; a function that no object has out of line (a header inline
     that is always inlined) gets its extent from the source.
+    functions: [(name, tree path)]; tree: the kernel tree's directory.
     """
     lines = {}      # (file, line) -> count
     branches = {}   # (file, line) -> list of counts (all objects)
@@ -263,7 +271,7 @@ def percent(hits):
 
 
 def documented_refs(text):
-    """Set of (file, line) that docs/coverage.md explains.
+    """Set of (file, line) that docs/TREE/coverage.md explains.
 
     A line is explained by a table row whose first cell cites it as
     `file:line` (or a range `file:a-b`). Citations anywhere else (a
@@ -285,7 +293,8 @@ def documented_refs(text):
 
 
 def undocumented(rec, refs):
-    """Lines of a function's misses that docs/coverage.md does not cite."""
+    """Lines of a function's misses that docs/TREE/coverage.md does not
+    cite."""
     miss = sorted(set(rec['unexecuted_lines']) |
                   set(rec['untaken_branch_lines']))
     return [ln for ln in miss if (rec['file'], ln) not in refs]
@@ -307,8 +316,9 @@ def table(recs):
 # The run
 # --------------------------------------------------------------------------
 
-def build_and_run(args):
+def build_and_run(args, tree):
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
+           '--tree', tree.name,
            '--build_dir', args.build_dir, '--results', args.run_results,
            '--kconfig_add', 'CONFIG_GCOV_KERNEL=y',
            '--kconfig_add', 'CONFIG_DEBUG_FS=y']
@@ -363,7 +373,7 @@ def gcov_json(gcda):
     return docs
 
 
-def lcov_html(args, gcdas):
+def lcov_html(args, gcdas, tree):
     for tool in ('lcov', 'genhtml', 'gcov'):
         if not shutil.which(tool):
             raise ToolError('%s not found; run tools/deps (package %s)'
@@ -371,23 +381,26 @@ def lcov_html(args, gcdas):
     info = os.path.join(args.out, 'lcov.info')
     dirs = sorted({os.path.dirname(g) for g in gcdas})
     cmd = ['lcov', '--capture', '--rc', 'lcov_branch_coverage=1',
-           '--base-directory', TREE, '--output-file', info,
+           '--base-directory', tree.linux, '--output-file', info,
            '--test-name', 'gup_pin']
     for d in dirs:
         cmd += ['--directory', d]
     run(cmd, timeout=600)
     run(['genhtml', '--branch-coverage', '--rc', 'genhtml_branch_coverage=1',
-         '--title', 'gup-pin-kunit: pin core (x86_64 QEMU)',
+         '--title', 'gup-pin-kunit: pin core of %s (x86_64 QEMU)'
+         % tree.name,
          '--output-directory', args.out, info], timeout=600)
     return info
 
 
-def read_source(rel):
-    try:
-        with open(os.path.join(TREE, rel), errors='replace') as f:
-            return f.read()
-    except OSError:
-        return None
+def source_reader(tree):
+    def read_source(rel):
+        try:
+            with open(os.path.join(tree.linux, rel), errors='replace') as f:
+                return f.read()
+        except OSError:
+            return None
+    return read_source
 
 
 def main():
@@ -396,35 +409,66 @@ def main():
     ap.add_argument('filter', nargs='?', default='',
                     help='kunit.py filter glob (default: run_suite\'s); '
                     'gup_pin_final must match, it prints the profile')
+    add_tree_argument(ap)
     ap.add_argument('--no-run', dest='run', action='store_false',
                     help='use the log and build directory as they are')
-    ap.add_argument('--build_dir', default=BUILD_DIR)
+    ap.add_argument('--build_dir', default=BUILD_DIR,
+                    help='default %s' % BUILD_DIR)
     ap.add_argument('--run_results', default=RUN_RESULTS,
-                    help='results directory of the run (kunit.log)')
+                    help='results directory of the run (kunit.log); '
+                    'default %s' % RUN_RESULTS)
     ap.add_argument('--out', default=OUT,
-                    help='HTML report, lcov.info and summary.json')
+                    help='HTML report, lcov.info and summary.json; default '
+                    '%s' % OUT)
     ap.add_argument('--doc', default=DOC,
-                    help='where each miss must be listed')
+                    help='where each miss must be listed (default '
+                    'docs/{tree}/coverage.md)')
     ap.add_argument('--profile', action='append', default=None,
                     metavar='OBJ.o', help='object to profile (repeatable; '
                     'default %s)' % ' '.join(PROFILED))
     args = ap.parse_args()
     args.profile = args.profile or list(PROFILED)
-    for name in ('build_dir', 'run_results', 'out'):
-        setattr(args, name, os.path.abspath(getattr(args, name)))
+    trees = selected_trees(TOOL, args.tree)
+    if len(trees) > 1:
+        for name in ('build_dir', 'run_results', 'out', 'doc'):
+            if not any(p in getattr(args, name) for p in ('{tree}',
+                                                          '{build}')):
+                die(TOOL, '--%s %s: with several trees it must name {tree} '
+                    'or {build}' % (name, getattr(args, name)), 2)
+    passed = failed = status = 0
     try:
         with BuildLock(TOOL):
-            return coverage(args)
+            for tree in trees:
+                targs = argparse.Namespace(**vars(args))
+                for name in ('build_dir', 'run_results', 'out', 'doc'):
+                    setattr(targs, name, tree.expand(getattr(args, name)))
+                try:
+                    rc, ok, bad = coverage(targs, tree)
+                except ToolError as e:
+                    print('%s: %s: %s' % (TOOL, tree.name, e),
+                          file=sys.stderr, flush=True)
+                    rc, ok, bad = 1, 0, 1
+                passed += ok
+                failed += bad
+                status = status or rc
+                if len(trees) > 1:
+                    print('%s: %s: %d passed, %d failed, 0 skipped (exit %d)'
+                          % (TOOL, tree.name, ok, bad, rc), flush=True)
     except ToolError as e:
-        die(TOOL, str(e))
+        die(TOOL, str(e), e.status)
     except KeyboardInterrupt:
         die(TOOL, 'interrupted', 130)
+    print('%d passed, %d failed, 0 skipped' % (passed, failed))
+    return status
 
 
-def coverage(args):
+def coverage(args, tree):
+    """One tree; return (exit status, functions meeting the goal, the
+    others). ToolError on a tool error."""
+    functions = read_pin_core(tree)
     if not shutil.which('lcov') or not shutil.which('genhtml'):
         raise ToolError('lcov not found; run tools/deps (package lcov)')
-    t_run = build_and_run(args) if args.run else None
+    t_run = build_and_run(args, tree) if args.run else None
     log = os.path.join(args.run_results, 'kunit.log')
     try:
         with open(log, errors='backslashreplace') as f:
@@ -438,11 +482,12 @@ def coverage(args):
     if os.path.isdir(args.out):
         shutil.rmtree(args.out)
     os.makedirs(args.out)
-    info = lcov_html(args, gcdas)
+    info = lcov_html(args, gcdas, tree)
     docs = []
     for g in gcdas:
         docs += gcov_json(g)
-    recs = summarize(docs, read_source=read_source)
+    recs = summarize(docs, functions, tree.linux,
+                     read_source=source_reader(tree))
     try:
         with open(args.doc) as f:
             refs = documented_refs(f.read())
@@ -455,8 +500,10 @@ def coverage(args):
              for k in ('lines', 'branches')}
     for v in total.values():
         v['percent'] = percent(v)
-    summary = {'goal': {'lines_percent': LINE_GOAL,
+    summary = {'tree': tree.name,
+               'goal': {'lines_percent': LINE_GOAL,
                         'branches_percent': BRANCH_GOAL},
+               'pin_core': display(tree.pin_core),
                'profiled': args.profile, 'gcda': sorted(images),
                'lcov_info': info, 'functions': recs, 'total': total,
                'run_seconds': round(t_run, 1) if t_run else None,
@@ -474,14 +521,15 @@ def coverage(args):
            r['undocumented_misses']]
     sys.stdout.flush()
     for r in bad:
-        print('%s: %s misses the goal; not in %s: %s' % (
-            TOOL, r['function'], os.path.relpath(args.doc, ROOT),
+        print('%s: %s: %s misses the goal; not in %s: %s' % (
+            TOOL, tree.name, r['function'], display(args.doc),
             ', '.join('%s:%d' % (r['file'], ln)
                       for ln in r['undocumented_misses'])), file=sys.stderr)
-    print('%s: report %s' % (TOOL, os.path.join(args.out, 'index.html')))
+    print('%s: %s: report %s' % (TOOL, tree.name,
+                                 display(os.path.join(args.out,
+                                                      'index.html'))))
     passed = sum(1 for r in recs if r['meets_goal'])
-    print('%d passed, %d failed, 0 skipped' % (passed, len(recs) - passed))
-    return 1 if bad else 0
+    return (1 if bad else 0), passed, len(recs) - passed
 
 
 def _existing_gcda(build_dir):

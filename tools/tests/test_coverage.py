@@ -3,6 +3,8 @@ images, their place in the build directory, and the per-function summary
 of gcov's JSON."""
 import importlib.util
 import os
+import shutil
+import sys
 import tempfile
 import unittest
 import zlib
@@ -180,6 +182,52 @@ class Summarize(unittest.TestCase):
     def test_unknown_function_is_an_error(self):
         with self.assertRaisesRegex(cov.ToolError, 'nowhere not found'):
             self.summary([gcov_doc()], [('nowhere', 'mm/gup.c')], source='')
+
+
+class PinCore(unittest.TestCase):
+    """The pin core of a tree comes from kunit/TREE/pin-core."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='gpk-pin-core-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+        common = sys.modules['_common']
+        saved = common.KUNIT
+        common.KUNIT = self.tmp
+        self.addCleanup(setattr, common, 'KUNIT', saved)
+        self.tree = common.Tree('6.12', 'linux-source-6.12')
+
+    def write(self, text):
+        os.makedirs(os.path.join(self.tmp, '6.12'), exist_ok=True)
+        with open(os.path.join(self.tmp, '6.12', 'pin-core'), 'w') as f:
+            f.write(text)
+
+    def test_list(self):
+        self.write('# the pin core\ntry_grab_folio   mm/gup.c  # x\n\n'
+                   'folio_maybe_dma_pinned include/linux/mm.h\n')
+        self.assertEqual(cov.read_pin_core(self.tree),
+                         [('try_grab_folio', 'mm/gup.c'),
+                          ('folio_maybe_dma_pinned', 'include/linux/mm.h')])
+
+    def test_missing_file_is_one_line(self):
+        with self.assertRaisesRegex(cov.ToolError, r'^tree 6\.12 has no '
+                                    r'.*6\.12/pin-core .*no pin core'):
+            cov.read_pin_core(self.tree)
+
+    def test_bad_lines(self):
+        for text, why in (('try_grab_folio\n', r'pin-core:1: expected'),
+                          ('# c\nf() mm/gup.c\n', r'pin-core:2: expected'),
+                          ('# only comments\n', 'lists no function')):
+            self.write(text)
+            with self.assertRaisesRegex(cov.ToolError, why):
+                cov.read_pin_core(self.tree)
+
+    def test_the_6_1_list(self):
+        common = sys.modules['_common']
+        common.KUNIT = os.path.join(HERE, '..', '..', 'kunit')
+        fns = cov.read_pin_core(common.Tree('6.1', 'linux-source-6.1'))
+        self.assertEqual(len(fns), 18)
+        self.assertEqual(fns[0], ('try_get_folio', 'mm/gup.c'))
+        self.assertEqual(fns[-1], ('free_zone_device_page', 'mm/memremap.c'))
 
 
 class Docs(unittest.TestCase):
