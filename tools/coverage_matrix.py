@@ -1,37 +1,54 @@
 #!/usr/bin/env python3
-"""Check docs/coverage-matrix.md against the KUnit cases under kunit/.
+"""Check docs/coverage-matrix.md against the KUnit cases of every tree.
 
 A KUnit case is a function listed as KUNIT_CASE(name) or
 KUNIT_CASE_PARAM(name, gen) (or another KUNIT_CASE* macro whose first
 argument is the case) inside a `struct kunit_case NAME[] = { ... }` array
-of any kunit/**/*.c. It is qualified by its suite: the .name of the
+of a C file. It is qualified by its suite: the .name of the
 `struct kunit_suite` whose .test_cases is that array, giving `suite.case`.
 Comments are ignored; preprocessor conditionals are not evaluated, so a
-case inside #ifdef counts.
+case inside #ifdef counts. The cases of a tree are those of the .c files
+among its kernel sources (tools/_common.py kernel_sources(tree): kunit/
+common/, the subdirectories of kunit/TREE/ and kunit/harness/).
 
-The matrix refers to a case as `suite.case`, in backticks, anywhere in the
-file (tables, lists, the "Not yet covered" section). Every backticked
+The matrix has one column per tree: a table whose header row is
+`| Behaviour | 6.1 | 6.12 |` (the trees of kunit/trees, in order) is a
+tree table. A cell of a tree's column names the cases of that tree that
+test the row's behaviour as `suite.case` in backticks, or is `-` or
+`n/a — reason` (also `n/a - reason`, `n/a: reason`). Every backticked
 token of the form `identifier.identifier` counts as a reference, except
 file names such as `gup_kunit.c` or `kunit.py` (the part after the dot is
-a file extension: c, h, py, md, ...).
+a file extension: c, h, py, md, ...). References anywhere else (prose,
+other tables such as "Not yet covered", the Behaviour column) must name
+a case of at least one tree.
 
 Problems, one line each, then a count line; exit status 1:
-  - a reference in the matrix that names no case of the sources;
-  - a case of the sources that the matrix does not mention;
+  - a reference in a tree's column that names no case of that tree;
+  - a case of a tree that its column does not name;
+  - a reference outside the tree columns that names no case of any tree;
+  - a tree table whose header is not exactly the trees of kunit/trees,
+    a row with another number of cells than its header, an empty cell;
   - a case array that no suite uses, or a suite whose .test_cases array
-    does not exist (the check could not qualify its cases).
-On success prints one line 'coverage-matrix: N cases, all mapped' and
-exits 0. `make check` (tools/check.py) runs this with no arguments.
+    does not exist (the check could not qualify its cases), or a tree
+    without cases.
+On success prints one line 'coverage-matrix: TREE: N cases, ... all
+mapped' and exits 0. --tree narrows the per-tree checks (the references
+outside the tree columns are always checked against every tree). `make
+check` (tools/check.py) runs this once per tree with --tree TREE.
 """
 import argparse
 import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import (KUNIT, ROOT, ToolError,  # noqa: E402
+                     kernel_sources, read_trees, select_trees)
+
 TOOL = 'coverage-matrix'
 DEFAULT_MATRIX = os.path.join(ROOT, 'docs', 'coverage-matrix.md')
-DEFAULT_KUNIT = os.path.join(ROOT, 'kunit')
+DEFAULT_KUNIT = KUNIT
+BEHAVIOUR = 'Behaviour'
 
 # Backticked `a.b` tokens that are file names, not cases.
 FILE_EXTENSIONS = {'c', 'h', 'py', 'pl', 'sh', 'md', 'rst', 'txt', 'json',
@@ -46,6 +63,9 @@ _CASE = re.compile(r'\bKUNIT_CASE\w*\s*\(\s*(\w+)')
 _NAME = re.compile(r'\.name\s*=\s*"((?:\\.|[^"\\])*)"')
 _TEST_CASES = re.compile(r'\.test_cases\s*=\s*&?\s*(\w+)')
 _REF = re.compile(r'`([A-Za-z_]\w*)\.([A-Za-z_]\w*)`')
+_CELL_SPLIT = re.compile(r'(?<!\\)\|')
+_SEPARATOR = re.compile(r'^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$')
+_NOT_APPLICABLE = re.compile(r'^n/a\s*(?:—|–|-|:)\s*\S', re.I)
 
 
 def strip_comments(text):
@@ -119,10 +139,13 @@ def display(path):
     return path
 
 
-def source_cases(kunit_dir, problems):
-    """Return {'suite.case': 'file:line'} for every case under kunit_dir."""
+def source_cases(sources, problems):
+    """Return {'suite.case': 'file:line'} for every case of sources: a
+    directory (every *.c under it) or an iterable of C file paths."""
     cases = {}
-    for path in c_files(kunit_dir):
+    paths = c_files(sources) if isinstance(sources, str) else \
+        sorted(p for p in sources if p.endswith('.c'))
+    for path in paths:
         try:
             with open(path, encoding='utf-8', errors='replace') as f:
                 text = f.read()
@@ -163,32 +186,137 @@ def matrix_refs(text):
     return refs
 
 
-def check(matrix, kunit_dir):
-    """Return (number of cases, list of problem lines)."""
+def tree_cases(tree, kunit_dir, problems):
+    """{'suite.case': 'file:line'} of the kernel sources of a tree."""
+    try:
+        sources = kernel_sources(tree, harness=True, kunit=kunit_dir)
+    except ToolError as e:
+        problems.append(str(e))
+        return {}
+    cases = source_cases(sources.values(), problems)
+    if not cases:
+        problems.append('tree %s: no KUnit cases in its kernel sources'
+                        % tree.name)
+    return cases
+
+
+def cells(line):
+    """The cells of a Markdown table row (escaped pipes kept)."""
+    parts = _CELL_SPLIT.split(line.strip())
+    if parts and not parts[0].strip():
+        parts = parts[1:]
+    if parts and not parts[-1].strip():
+        parts = parts[:-1]
+    return [p.strip() for p in parts]
+
+
+def refs_in(text):
+    """`suite.case` references of a piece of text, file names excepted."""
+    return ['%s.%s' % (m.group(1), m.group(2)) for m in _REF.finditer(text)
+            if m.group(2) not in FILE_EXTENSIONS]
+
+
+def parse_matrix(text, tree_names):
+    """Split the matrix into the references of each tree's column and
+    the others.
+
+    Return (columns, prose, problems): columns {tree: [(ref, line)]},
+    prose [(ref, line)], problems [(line, why)].
+    """
+    lines = text.splitlines()
+    columns = {name: [] for name in tree_names}
+    prose, problems = [], []
+    want = [BEHAVIOUR] + list(tree_names)
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        is_table = (line.lstrip().startswith('|') and i + 1 < len(lines)
+                    and _SEPARATOR.match(lines[i + 1].strip()))
+        header = cells(line) if is_table else []
+        if not header or header[0] != BEHAVIOUR or not any(
+                re.match(r'^\d+\.\d+$', h) for h in header[1:]):
+            prose += [(ref, i + 1) for ref in refs_in(line)]
+            i += 1
+            continue
+        if header != want:
+            problems.append((i + 1, 'a tree table\'s header must be `| %s |` '
+                             '(the trees of kunit/trees), not `| %s |`'
+                             % (' | '.join(want), ' | '.join(header))))
+        i += 2
+        while i < len(lines) and lines[i].lstrip().startswith('|'):
+            row = cells(lines[i])
+            if len(row) != len(header):
+                problems.append((i + 1, 'row has %d cells, its header %d'
+                                 % (len(row), len(header))))
+            prose += [(ref, i + 1) for ref in refs_in(row[0] if row else '')]
+            for name, cell in zip(header[1:], row[1:]):
+                refs = refs_in(cell)
+                if name not in columns:
+                    prose += [(ref, i + 1) for ref in refs]
+                    continue
+                columns[name] += [(ref, i + 1) for ref in refs]
+                if not refs and cell != '-' and \
+                   not _NOT_APPLICABLE.match(cell):
+                    problems.append((i + 1, 'cell of %s names no case: '
+                                     'write the cases, `-` or `n/a — '
+                                     'reason`, not %r' % (name, cell)))
+            i += 1
+    return columns, prose, problems
+
+
+def check(matrix, kunit_dir, trees=None):
+    """Check the matrix for trees (default every tree of kunit_dir/trees).
+
+    Return ({tree name: number of cases}, list of problem lines).
+    """
     problems = []
-    cases = source_cases(kunit_dir, problems)
-    if not cases and not problems:
-        problems.append('%s: no KUnit cases found' % display(kunit_dir))
+    try:
+        known = read_trees(os.path.join(kunit_dir, 'trees'))
+    except ToolError as e:
+        return {}, [str(e)]
+    trees = trees or known
+    selected = {t.name for t in trees}
+    cases = {}
+    for tree in known:
+        found = []
+        cases[tree.name] = tree_cases(tree, kunit_dir, found)
+        if tree.name in selected:
+            problems += found
     try:
         with open(matrix, encoding='utf-8', errors='replace') as f:
             text = f.read()
     except OSError as e:
         problems.append('%s: cannot read: %s' % (display(matrix),
                                                  e.strerror))
-        return len(cases), problems
-    refs = matrix_refs(text)
-    seen = set()
-    for ref, line in refs:
-        if ref not in cases:
-            problems.append('%s:%d: `%s` names no KUnit case in %s'
-                            % (display(matrix), line, ref,
-                               display(kunit_dir)))
-        seen.add(ref)
-    for case, where in sorted(cases.items(), key=lambda kv: kv[1]):
-        if case not in seen:
-            problems.append('%s: %s is not in %s'
-                            % (where, case, display(matrix)))
-    return len(cases), problems
+        return {t.name: len(cases[t.name]) for t in trees}, \
+            list(dict.fromkeys(problems))
+    where = display(matrix)
+    columns, prose, table_problems = parse_matrix(
+        text, [t.name for t in known])
+    problems += ['%s:%d: %s' % (where, line, why)
+                 for line, why in table_problems]
+    everywhere = set().union(*cases.values())
+    for ref, line in prose:
+        if ref not in everywhere:
+            problems.append('%s:%d: `%s` names no KUnit case of any tree '
+                            '(%s)' % (where, line, ref,
+                                      ', '.join(t.name for t in known)))
+    for tree in trees:
+        mine = cases[tree.name]
+        seen = set()
+        for ref, line in columns[tree.name]:
+            if ref not in mine:
+                problems.append('%s:%d: `%s` in the %s column names no '
+                                'KUnit case of tree %s'
+                                % (where, line, ref, tree.name, tree.name))
+            seen.add(ref)
+        for case, loc in sorted(mine.items(), key=lambda kv: kv[1]):
+            if case not in seen:
+                problems.append('%s: %s (tree %s) is not in the %s column '
+                                'of %s' % (loc, case, tree.name, tree.name,
+                                           where))
+    return ({t.name: len(cases[t.name]) for t in trees},
+            list(dict.fromkeys(problems)))
 
 
 def main(argv=None):
@@ -197,27 +325,38 @@ def main(argv=None):
     ap.add_argument('--matrix', default=DEFAULT_MATRIX,
                     help='the matrix (default docs/coverage-matrix.md)')
     ap.add_argument('--kunit', default=DEFAULT_KUNIT, metavar='DIR',
-                    help='directory searched for *.c (default kunit/)')
+                    help='the kunit/ directory: trees, common/, TREE/, '
+                    'harness/ (default kunit/)')
+    ap.add_argument('--tree', action='append', metavar='TREE',
+                    help='check this tree\'s column (repeatable; "all" or '
+                    'none: every tree)')
     ap.add_argument('--list', action='store_true',
-                    help='print every suite.case with its location and '
-                    'exit')
+                    help='print every case of the trees, as TREE suite.case '
+                    'file:line, and exit')
     args = ap.parse_args(argv)
+    try:
+        trees = select_trees(args.tree, os.path.join(args.kunit, 'trees'))
+    except ToolError as e:
+        print('%s: %s' % (TOOL, e), file=sys.stderr)
+        return e.status
     if args.list:
         problems = []
-        for case, where in sorted(source_cases(args.kunit, problems).items(),
-                                  key=lambda kv: kv[1]):
-            print('%s %s' % (case, where))
-        for p in problems:
+        for tree in trees:
+            found = tree_cases(tree, args.kunit, problems)
+            for case, where in sorted(found.items(), key=lambda kv: kv[1]):
+                print('%s %s %s' % (tree.name, case, where))
+        for p in dict.fromkeys(problems):
             print(p)
         return 1 if problems else 0
-    n, problems = check(args.matrix, args.kunit)
+    counts, problems = check(args.matrix, args.kunit, trees)
     if problems:
         for p in problems:
             print(p)
         print('%s: %d problem%s' % (TOOL, len(problems),
                                     '' if len(problems) == 1 else 's'))
         return 1
-    print('%s: %d cases, all mapped' % (TOOL, n))
+    print('%s: %s, all mapped' % (TOOL, ', '.join(
+        '%s: %d cases' % (name, n) for name, n in counts.items())))
     return 0
 
 
