@@ -1,38 +1,60 @@
 #!/usr/bin/env python3
-"""Export the series, with the tests, as mailable patches (`make series`).
+"""Export each tree's series, with the tests, as mailable patches
+(`make series`).
 
-Writes results/series/ (the results directory honours GPK_RESULTS):
+For each tree (--tree, repeatable; default every tree of kunit/trees),
+writes results/TREE/series/ (the results directory honours GPK_RESULTS):
 
   0000-cover-letter.patch   git format-patch --cover-letter; its subject
-                            and blurb come from patches/cover-letter.txt
+                            and blurb come from patches/TREE/cover-letter.txt
                             (first line: subject; after a blank line: blurb)
-  0001-... .. 00NN-...      the patches of patches/series, in that order
-  00NN+1-mm-gup-add-KUnit-tests-...
-                            one generated patch adding the test sources:
-                            every file under kunit/ except kunit/mutants/,
-                            kunit/qemu_x86_64.py and kunit/suites, at the
-                            same relative path in the kernel tree
-                            (kunit/mm/gup_kunit.c -> mm/gup_kunit.c), with
-                            the commit message of patches/kunit-tests.msg
+  0001-... .. 00NN-...      the patches of patches/TREE/series, in order
+  00NN+1-...                one generated patch adding the test sources:
+                            the tree's kernel sources without the harness
+                            (tools/_common.py kernel_sources(tree,
+                            harness=False): kunit/common/ and kunit/TREE/
+                            subdirectories, never kunit/harness/), at the
+                            same relative path in the kernel tree, with
+                            the commit message of patches/TREE/kunit-tests.msg
 
-How: under build/.lock (as tools/prepare_tree.py), prepare build/linux
-(pristine base + patches/series), add a temporary detached worktree of it
-at the series head in build/, copy the test sources in, commit them with
-the author and committer of the message's first Signed-off-by and a fixed
-date, and run `git format-patch --cover-letter --no-signature
---zero-commit` over base..HEAD. The worktree is removed afterwards, even
-on error; build/linux's branches are not touched.
+Without patches/TREE/kunit-tests.msg there is no generated patch: the
+test sources go into the last patch of the series instead (the one that
+adds the tests' Kconfig option and Makefile lines, so that every patch of
+the series builds), with that patch's message.
 
-Then checks that the patches (all but the cover letter) apply with git am
-to a fresh detached worktree at the pristine base and reproduce the
-exported tree exactly, and prints one line:
+Sign-offs. The stored patches and kunit-tests.msg carry no Signed-off-by:
+a DCO sign-off is a person's. Every exported patch is signed, as
+`git format-patch -s` does, by whoever runs the export: `git config
+user.name` and `user.email` of the project repository; the export is
+refused (one line) when either is unset. A patch authored by the project
+placeholder (an author email @localhost, such as gup-pin-kunit
+<gup-pin-kunit@localhost>, or at example.org/.com/.net) gets the runner
+as its author; a patch with a real author (a backport from upstream)
+keeps it and gets the runner's sign-off after the author's. Signed-off-by
+lines of the placeholder are dropped. The generated test-sources patch is
+authored and signed by the runner.
 
-  export_series: N patches in results/series (applies to VERSION)
+How: under build/.lock, prepare build/TREE/linux (tools/prepare_tree.py),
+then, without a worktree and without touching its branches: commit the
+series base..series_head again (the series without prepare_tree's harness
+commit; same trees and author dates, authors as above), commit the test
+sources on top of it through a temporary index, and run `git format-patch
+-s --cover-letter --no-signature --zero-commit` with the runner as
+committer. The date of the new commits and of the cover letter is
+SOURCE_DATE_EPOCH if set, else a fixed date, so that unchanged inputs
+export byte-identical patches.
 
-The date of the generated commit and of the cover letter is
-SOURCE_DATE_EPOCH if set, else a fixed date, so that an unchanged input
-exports byte-identical patches. Exit status 1 on any failure, with one
-line 'export_series: why' on stderr.
+Then checks that no patch touches a harness file (kunit/harness/) or
+builds a harness object, and that the patches (all but the cover letter)
+apply with git am to a fresh detached worktree at the pristine base
+(build/TREE/export-am, removed afterwards) and reproduce the exported tree
+exactly, and prints one line per tree:
+
+  export_series: TREE: N patches in results/TREE/series (applies to
+  PACKAGE VERSION), signed off by NAME <EMAIL>
+
+Exit status 1 on any failure, with one line 'export_series: why' on
+stderr per failure.
 """
 import argparse
 import glob
@@ -40,42 +62,26 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prepare_tree  # noqa: E402
-from _common import (BUILD, BuildLock, RESULTS, ROOT, TREE,  # noqa: E402
-                     ToolError, die, run)
+from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
+                     add_tree_argument, die, display, harness_sources,
+                     kernel_sources, run, selected_trees)
 
 TOOL = 'export_series'
-KUNIT = os.path.join(ROOT, 'kunit')
-PATCHES = os.path.join(ROOT, 'patches')
-MSG = os.path.join(PATCHES, 'kunit-tests.msg')
-COVER = os.path.join(PATCHES, 'cover-letter.txt')
-OUT = os.path.join(RESULTS, 'series')
-EXPORT_WT = os.path.join(BUILD, 'export-series')
-VERIFY_WT = os.path.join(BUILD, 'export-am')
-# Entries of kunit/ that belong to the harness, not to the kernel tree.
-NOT_EXPORTED = ('mutants/', 'qemu_x86_64.py', 'suites')
 # Used when SOURCE_DATE_EPOCH is unset: fixed, for reproducible patches.
 DEFAULT_DATE = '2026-12-04T15:00:00+00:00'
 COVER_NAME = '0000-cover-letter.patch'
+# Author emails of the project placeholder, never a person's.
+PLACEHOLDER_EMAIL = re.compile(r'@(?:localhost|example\.(?:org|com|net))$',
+                               re.I)
+SIGNOFF_RE = re.compile(r'^Signed-off-by:.*<([^<>\s]+)>\s*$', re.I)
 
 
-def export_sources(kunit_dir=KUNIT):
-    """Map tree-relative path -> source path of the files to export."""
-    out = {}
-    for dirpath, dirs, files in os.walk(kunit_dir):
-        dirs.sort()
-        for name in sorted(files):
-            src = os.path.join(dirpath, name)
-            rel = os.path.relpath(src, kunit_dir).replace(os.sep, '/')
-            if any(rel == x or (x.endswith('/') and rel.startswith(x))
-                   for x in NOT_EXPORTED):
-                continue
-            if '__pycache__' in rel.split('/') or rel.endswith('.pyc'):
-                continue
-            out[rel] = src
-    return out
+def out_dir(tree):
+    return os.path.join(tree.results, 'series')
 
 
 def read_text(path, what):
@@ -84,29 +90,53 @@ def read_text(path, what):
             return f.read()
     except OSError as e:
         raise ToolError('cannot read %s (%s): %s'
-                        % (os.path.relpath(path, ROOT), what, e.strerror))
+                        % (display(path), what, e.strerror))
 
 
-def signoff(msg):
-    """(name, email) of the first Signed-off-by of a commit message."""
-    m = re.search(r'^Signed-off-by:\s*(.+?)\s*<([^<>\s]+)>\s*$', msg, re.M)
-    if not m:
-        raise ToolError('patches/kunit-tests.msg has no '
-                        '"Signed-off-by: Name <email>" line')
-    return m.group(1), m.group(2)
+def runner_identity(repo=ROOT):
+    """(name, email) of whoever runs the export: git config user.name and
+    user.email in the project repository. Unset: a ToolError."""
+    ident = []
+    for key in ('user.name', 'user.email'):
+        proc = run(['git', '-C', repo, 'config', key], check=False)
+        value = proc.stdout.strip() if proc.returncode == 0 else ''
+        if not value:
+            raise ToolError('git config %s is unset; every exported patch '
+                            'carries your Signed-off-by, so set it: git '
+                            'config %s "%s"' % (key, key, 'Your Name'
+                                                if key == 'user.name'
+                                                else 'you@example.com'))
+        ident.append(value)
+    name, email = ident
+    if is_placeholder(email):
+        raise ToolError('git config user.email is %s, a placeholder; a '
+                        'Signed-off-by must be a person\'s' % email)
+    return name, email
 
 
-def parse_cover(text):
-    """(subject, blurb) of patches/cover-letter.txt."""
+def is_placeholder(email):
+    """Is this author email the project placeholder (never a person)?"""
+    return bool(PLACEHOLDER_EMAIL.search(email.strip()))
+
+
+def drop_placeholder_signoffs(msg):
+    """The commit message without Signed-off-by lines of a placeholder,
+    ending in one newline."""
+    lines = [ln for ln in msg.splitlines()
+             if not (SIGNOFF_RE.match(ln) and
+                     is_placeholder(SIGNOFF_RE.match(ln).group(1)))]
+    return '\n'.join(lines).rstrip('\n') + '\n'
+
+
+def parse_cover(text, path='cover-letter.txt'):
+    """(subject, blurb) of patches/TREE/cover-letter.txt."""
     lines = text.strip('\n').splitlines()
     if not lines or not lines[0].strip():
-        raise ToolError('patches/cover-letter.txt: the first line must be '
-                        'the subject')
+        raise ToolError('%s: the first line must be the subject' % path)
     subject = lines[0].strip()
     blurb = '\n'.join(lines[1:]).strip('\n')
     if not blurb:
-        raise ToolError('patches/cover-letter.txt: no blurb after the '
-                        'subject line')
+        raise ToolError('%s: no blurb after the subject line' % path)
     return subject, blurb
 
 
@@ -119,12 +149,6 @@ def fill_cover(text, subject, blurb):
                .replace('*** BLURB HERE ***', blurb, 1)
 
 
-def git_env(name, email, date):
-    return dict(os.environ, GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email,
-                GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email,
-                GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-
-
 def export_date():
     epoch = os.environ.get('SOURCE_DATE_EPOCH')
     if epoch:
@@ -134,24 +158,179 @@ def export_date():
     return DEFAULT_DATE
 
 
-def tree_git(*args, **kw):
-    return run(['git', '-C', TREE] + prepare_tree.GIT_ID + list(args), **kw)
+def ident_env(author, author_date, committer, date, extra=None):
+    env = dict(os.environ, GIT_AUTHOR_NAME=author[0],
+               GIT_AUTHOR_EMAIL=author[1], GIT_AUTHOR_DATE=author_date,
+               GIT_COMMITTER_NAME=committer[0],
+               GIT_COMMITTER_EMAIL=committer[1], GIT_COMMITTER_DATE=date)
+    env.update(extra or {})
+    return env
 
 
-def remove_worktree(path):
-    tree_git('worktree', 'remove', '--force', path, check=False)
+def repo_git(repo, *args, **kw):
+    return run(['git', '-C', repo] + prepare_tree.GIT_ID + list(args), **kw)
+
+
+def commit_tree(repo, tree_id, parent, msg, env, scratch):
+    """git commit-tree with the message in a scratch file; return the id."""
+    path = os.path.join(scratch, 'msg')
+    with open(path, 'w', encoding='utf-8') as f:
+        f.write(msg)
+    return repo_git(repo, 'commit-tree', tree_id, '-p', parent, '-F', path,
+                    env=env).stdout.strip()
+
+
+def resign_series(repo, base, head, runner, date, scratch, fold=None):
+    """Commit base..head again on base, with the same trees (the last one
+    plus the files of fold, if given): placeholder authors become the
+    runner, placeholder sign-offs go, the committer is the runner at
+    date. Return the new head."""
+    revs = repo_git(repo, 'rev-list', '--reverse', '%s..%s' % (base, head)
+                    ).stdout.split()
+    if fold is not None and not revs:
+        raise ToolError('the series is empty and there is no '
+                        'kunit-tests.msg: no patch to put the test sources '
+                        'in')
+    parent = base
+    for i, rev in enumerate(revs):
+        info = repo_git(repo, 'log', '-1', '--date=raw',
+                        '--format=%an%x00%ae%x00%ad%x00%T%x00%B', rev
+                        ).stdout
+        name, email, adate, tree_id, msg = info.split('\0', 4)
+        if fold is not None and i == len(revs) - 1:
+            tree_id = tree_with(repo, rev, fold, scratch)
+        author = runner if is_placeholder(email) else (name, email)
+        env = ident_env(author, '@' + adate.strip(), runner, date)
+        parent = commit_tree(repo, tree_id, parent,
+                             drop_placeholder_signoffs(msg), env, scratch)
+    return parent
+
+
+def tree_with(repo, commit, srcs, scratch):
+    """The id of commit's tree plus the files srcs ({tree path: file}),
+    made through a temporary index; a file of the tree is never
+    overwritten."""
+    for rel, src in sorted(srcs.items()):
+        if repo_git(repo, 'cat-file', '-e', '%s:%s' % (commit, rel),
+                    check=False).returncode == 0:
+            raise ToolError('%s would overwrite %s of the kernel tree'
+                            % (display(src), rel))
+    env = dict(os.environ, GIT_INDEX_FILE=os.path.join(scratch, 'index'))
+    repo_git(repo, 'read-tree', commit, env=env, timeout=600)
+    for rel, src in sorted(srcs.items()):
+        blob = repo_git(repo, 'hash-object', '-w', '--', src).stdout.strip()
+        mode = '100755' if os.access(src, os.X_OK) else '100644'
+        repo_git(repo, 'update-index', '--add', '--cacheinfo',
+                 '%s,%s,%s' % (mode, blob, rel), env=env)
+    return repo_git(repo, 'write-tree', env=env).stdout.strip()
+
+
+def patch_paths(text):
+    """Tree paths that a format-patch file changes."""
+    return set(re.findall(r'^diff --git a/(\S+) b/\S+$', text, re.M)) | \
+        set(re.findall(r'^diff --git a/\S+ b/(\S+)$', text, re.M))
+
+
+def check_no_harness(patches, tree):
+    """No exported patch may add a harness file or build its object."""
+    harness = harness_sources(tree)
+    objs = {os.path.basename(rel)[:-2] + '.o' for rel in harness
+            if rel.endswith('.c')}
+    for p in patches:
+        text = read_text(p, 'exported patch')
+        bad = sorted(patch_paths(text) & set(harness))
+        if bad:
+            raise ToolError('%s adds the harness file %s; harness sources '
+                            'are never exported' % (display(p), bad[0]))
+        for line in text.splitlines():
+            if line.startswith('+') and not line.startswith('+++') and \
+               any(re.search(r'(?<![\w-])%s\b' % re.escape(o), line)
+                   for o in objs):
+                raise ToolError('%s builds a harness object: %s'
+                                % (display(p), line[1:].strip()))
+
+
+def export(tree, state, runner, out=None):
+    """Write the tree's series to out; return (patch paths, exported tree
+    id)."""
+    out = out or out_dir(tree)
+    msg_path = os.path.join(tree.patches, 'kunit-tests.msg')
+    msg = read_text(msg_path, 'commit message of the test patch') \
+        if os.path.exists(msg_path) else None
+    cover_path = os.path.join(tree.patches, 'cover-letter.txt')
+    subject, blurb = parse_cover(read_text(cover_path, 'cover letter blurb'),
+                                 display(cover_path))
+    srcs = kernel_sources(tree, harness=False)
+    if not srcs:
+        raise ToolError('no test sources for tree %s under kunit/ to export'
+                        % tree.name)
+    date = export_date()
+    os.makedirs(tree.build, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix='export-', dir=tree.build)
+    try:
+        head = resign_series(tree.linux, state['base'],
+                             state['series_head'], runner, date, scratch,
+                             fold=None if msg is not None else srcs)
+        if msg is not None:
+            head = commit_tree(tree.linux,
+                               tree_with(tree.linux, head, srcs, scratch),
+                               head, drop_placeholder_signoffs(msg),
+                               ident_env(runner, date, runner, date),
+                               scratch)
+        tree_id = repo_git(tree.linux, 'rev-parse', head + '^{tree}'
+                           ).stdout.strip()
+        if os.path.isdir(out):
+            shutil.rmtree(out)
+        os.makedirs(out)
+        repo_git(tree.linux, 'format-patch', '-q', '-s', '--no-signature',
+                 '--cover-letter', '--zero-commit', '-o', out,
+                 '%s..%s' % (state['base'], head),
+                 env=ident_env(runner, date, runner, date))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    cover = os.path.join(out, COVER_NAME)
+    text = read_text(cover, 'generated cover letter')
+    with open(cover, 'w', encoding='utf-8') as f:
+        f.write(fill_cover(text, subject, blurb))
+    patches = sorted(p for p in glob.glob(os.path.join(out, '*.patch'))
+                     if os.path.basename(p) != COVER_NAME)
+    return patches, tree_id
+
+
+def remove_worktree(repo, path):
+    repo_git(repo, 'worktree', 'remove', '--force', path, check=False)
     shutil.rmtree(path, ignore_errors=True)
-    tree_git('worktree', 'prune', check=False)
+    repo_git(repo, 'worktree', 'prune', check=False)
 
 
-def add_worktree(path, commit):
-    remove_worktree(path)
-    tree_git('worktree', 'add', '-q', '--detach', path, commit, timeout=1800)
+def verify(tree, state, patches, tree_id):
+    """git am the patches on a fresh worktree at base; compare the tree."""
+    wt = os.path.join(tree.build, 'export-am')
+    remove_worktree(tree.linux, wt)
+    repo_git(tree.linux, 'worktree', 'add', '-q', '--detach', wt,
+             state['base'], timeout=1800)
+    try:
+        am = ['git', '-C', wt] + prepare_tree.GIT_ID
+        for p in patches:
+            proc = run(am + ['am', '-q', p], check=False)
+            if proc.returncode:
+                run(am + ['am', '--abort'], check=False)
+                why = (proc.stdout.strip().splitlines() or ['?'])[0]
+                raise ToolError('%s does not apply with git am to tree %s '
+                                '(%s): %s' % (display(p), tree.name,
+                                              state['version'], why))
+        got = run(am + ['rev-parse', 'HEAD^{tree}']).stdout.strip()
+        if got != tree_id:
+            raise ToolError('git am of %s gives tree %s, not the exported '
+                            '%s' % (display(os.path.dirname(patches[0])),
+                                    got[:12], tree_id[:12]))
+    finally:
+        remove_worktree(tree.linux, wt)
 
 
-def uncommitted_kunit():
-    """Exported files under kunit/ that differ from the project's HEAD."""
-    paths = ['kunit/' + rel for rel in export_sources()]
+def uncommitted_sources(tree):
+    """Exported kernel sources that differ from the project's HEAD."""
+    paths = sorted(kernel_sources(tree, harness=False).values())
     proc = run(['git', '-C', ROOT, 'status', '--porcelain',
                 '--untracked-files=all', '--'] + paths, check=False)
     if proc.returncode:
@@ -159,92 +338,49 @@ def uncommitted_kunit():
     return [ln[3:] for ln in proc.stdout.splitlines() if ln.strip()]
 
 
-def export(state, out=OUT):
-    """Write the series to out; return (patch paths, exported tree id)."""
-    msg = read_text(MSG, 'commit message of the test patch')
-    name, email = signoff(msg)
-    subject, blurb = parse_cover(read_text(COVER, 'cover letter blurb'))
-    srcs = export_sources()
-    if not srcs:
-        raise ToolError('no test sources under kunit/ to export')
-    env = git_env(name, email, export_date())
-    add_worktree(EXPORT_WT, state['head'])
-    try:
-        wt = ['git', '-C', EXPORT_WT] + prepare_tree.GIT_ID
-        for rel, src in sorted(srcs.items()):
-            if run(wt + ['ls-files', '--error-unmatch', rel],
-                   check=False).returncode == 0:
-                raise ToolError('kunit/%s would overwrite a file of the '
-                                'kernel tree' % rel)
-            dst = os.path.join(EXPORT_WT, rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copyfile(src, dst)
-        run(wt + ['add', '-f', '--'] + sorted(srcs))
-        run(wt + ['commit', '-q', '--no-verify', '--cleanup=whitespace',
-                  '-F', MSG], env=env)
-        tree = run(wt + ['rev-parse', 'HEAD^{tree}']).stdout.strip()
-        if os.path.isdir(out):
-            shutil.rmtree(out)
-        os.makedirs(out)
-        run(wt + ['format-patch', '-q', '--no-signature', '--cover-letter',
-                  '--zero-commit', '-o', out,
-                  '%s..HEAD' % state['base']], env=env)
-    finally:
-        remove_worktree(EXPORT_WT)
-    cover = os.path.join(out, COVER_NAME)
-    text = read_text(cover, 'generated cover letter')
-    with open(cover, 'w', encoding='utf-8') as f:
-        f.write(fill_cover(text, subject, blurb))
-    patches = sorted(p for p in glob.glob(os.path.join(out, '*.patch'))
-                     if os.path.basename(p) != COVER_NAME)
-    return patches, tree
-
-
-def verify(state, patches, tree):
-    """git am the patches on a fresh worktree at base; compare the tree."""
-    add_worktree(VERIFY_WT, state['base'])
-    try:
-        am = ['git', '-C', VERIFY_WT] + prepare_tree.GIT_ID
-        for p in patches:
-            proc = run(am + ['am', '-q', p], check=False)
-            if proc.returncode:
-                run(am + ['am', '--abort'], check=False)
-                why = (proc.stdout.strip().splitlines() or ['?'])[0]
-                raise ToolError('%s does not apply with git am to %s: %s'
-                                % (os.path.relpath(p, ROOT),
-                                   state['version'], why))
-        got = run(am + ['rev-parse', 'HEAD^{tree}']).stdout.strip()
-        if got != tree:
-            raise ToolError('git am of results/series gives tree %s, not '
-                            'the exported %s' % (got[:12], tree[:12]))
-    finally:
-        remove_worktree(VERIFY_WT)
+def export_tree(tree, runner):
+    """Prepare, export and verify one tree; return the line to print."""
+    state = prepare_tree.prepare(tree, quiet=True)
+    patches, tree_id = export(tree, state, runner)
+    check_no_harness(patches, tree)
+    verify(tree, state, patches, tree_id)
+    dirty = uncommitted_sources(tree)
+    if dirty:
+        print('%s: %s: note: exported test sources with uncommitted '
+              'changes: %s' % (TOOL, tree.name, ', '.join(dirty)),
+              file=sys.stderr)
+    return ('%s: %s: %d patches in %s (applies to %s %s), signed off by '
+            '%s <%s>' % (TOOL, tree.name, len(patches),
+                         display(out_dir(tree)), state['package'],
+                         state['version'], runner[0], runner[1]))
 
 
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('--series', default=os.environ.get('GPK_SERIES', '6.1'),
-                    help='kernel series of the linux-source package '
-                    '(default 6.1)')
+    add_tree_argument(ap)
     args = ap.parse_args()
+    trees = selected_trees(TOOL, args.tree)
     try:
-        with BuildLock(TOOL):
-            state = prepare_tree.prepare(args.series, quiet=True)
-            patches, tree = export(state)
-            verify(state, patches, tree)
+        runner = runner_identity()
     except ToolError as e:
         die(TOOL, str(e))
+    failed = 0
+    try:
+        with BuildLock(TOOL):
+            for tree in trees:
+                try:
+                    print(export_tree(tree, runner), flush=True)
+                except ToolError as e:
+                    failed += 1
+                    print('%s: %s: %s' % (TOOL, tree.name, e),
+                          file=sys.stderr, flush=True)
+    except ToolError as e:
+        die(TOOL, str(e), e.status)
     except KeyboardInterrupt:
         die(TOOL, 'interrupted', 130)
-    dirty = uncommitted_kunit()
-    if dirty:
-        print('%s: note: exported kunit/ with uncommitted changes: %s'
-              % (TOOL, ', '.join(dirty)), file=sys.stderr)
-    print('%s: %d patches in %s (applies to %s)'
-          % (TOOL, len(patches), os.path.relpath(OUT, ROOT),
-             state['version']))
+    return 1 if failed else 0
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())
