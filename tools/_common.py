@@ -31,11 +31,6 @@ STATE_NAME = 'gup-pin-kunit.json'
 COMMON_DIR = 'common'
 HARNESS_DIR = 'harness'
 TREE_NAME_RE = re.compile(r'^\d+\.\d+$')
-# Transitional, until every tool takes --tree: the paths of the
-# single-tree layout that the tools not yet converted still import.
-TREE = os.path.join(BUILD, 'linux')
-KBUILD_DIR = os.path.join(BUILD, 'kunit-x86_64')
-STATE = os.path.join(TREE, '.git', STATE_NAME)
 # The build directories of the single-tree layout (build/linux and these
 # next to it), moved into build/TREE/ by migrate_single_tree_build().
 OLD_BUILD_DIRS = ('kunit-x86_64', 'kunit-debug-x86_64', 'gcov-x86_64',
@@ -362,9 +357,8 @@ def harness_sources(tree, kunit=None):
 # The per-tree state of build/TREE/linux
 # --------------------------------------------------------------------------
 
-def load_state(tree=None):
-    """The state json of build/TREE/linux, or None. (Transitional: without
-    a tree, that of the single-tree build/linux.)
+def load_state(tree):
+    """The state json of build/TREE/linux, or None.
 
     Keys: tree, package, version, tarball, tarball_stat, kernelversion,
     base (pristine commit), patches (digest of the series applied, None
@@ -376,7 +370,7 @@ def load_state(tree=None):
     commit, so series_head is its head.
     """
     try:
-        with open(tree.state if tree else STATE) as f:
+        with open(tree.state) as f:
             state = json.load(f)
     except (OSError, ValueError):
         return None

@@ -1,27 +1,37 @@
 #!/usr/bin/env python3
 """The project's test command (`make check`; .ci/run runs it).
 
-Steps, each counted as tests in the closing line:
+Steps, each counted as tests in the closing line. `tools` runs once; the
+others run for each tree (--tree, repeatable; default every tree of
+kunit/trees, in order), and every line they print names the tree:
   tools     the tools' own unittest suite (tools/tests)
-  apply     patches/ applies with git am to a fresh checkout of the
+  apply     patches/TREE/ applies with git am to a fresh checkout of the
             pristine tree (one test per patch)
-  checkpatch  scripts/checkpatch.pl --strict on every patch and every
-            kunit/ source (one test per file; exceptions need an entry in
-            docs/checkpatch-exceptions.md)
-  w1        a W=1 build of the objects the series and kunit/ touch, with no
-            warning on a line they add (one test per object)
-  matrix    docs/coverage-matrix.md names exactly the KUnit cases that exist
-  mutants   the mutants of kunit/mutants/ci-subset are all killed (one per
-            pin-core function; `make mutants` runs the whole catalogue)
-  kunit     `make test` (tools/run_suite.py): every KUnit case in QEMU
-  debug     `make test-debug`: every KUnit case again, on the KASAN /
-            lockdep / kmemleak / DEBUG_PAGEALLOC kernel (one test per case)
-  coverage  `make coverage`: gcov of the pin core; one test, failed by an
-            unexecuted line that docs/coverage.md does not explain, or by
-            a tool error
+  checkpatch  the tree's scripts/checkpatch.pl --strict on every patch of
+            patches/TREE/ and every C source of the tree's kernel sources,
+            harness included (one test per file; exceptions need an entry
+            in docs/checkpatch-exceptions.md)
+  kunit     `make test TREE=TREE` (tools/run_suite.py): every KUnit case
+            in QEMU
+  w1        a W=1 build of the objects that the series and the kernel
+            sources touch, with no warning on a line they add (one test
+            per object)
+  matrix    the tree's column of docs/coverage-matrix.md names exactly the
+            KUnit cases of the tree
+  mutants   the mutants of kunit/mutants/TREE/ci-subset are all killed
+            (`make mutants` runs the whole catalogue); a tree without a
+            ci-subset is skipped with one line, not counted
+  debug     `make test-debug TREE=TREE`: every KUnit case again, on the
+            KASAN / lockdep / kmemleak / DEBUG_PAGEALLOC kernel (one test
+            per case)
+  coverage  `make coverage TREE=TREE`: gcov of the pin core; one test,
+            failed by an unexecuted line that docs/TREE/coverage.md does
+            not explain, or by a tool error
 
-The last line is 'N passed, N failed, N skipped'; it is also written to
-results/check-summary.txt. Exit status 0 only if nothing failed.
+After the trees, results/junit.xml and results/summary.json combine the
+kunit step of every tree. The last line is 'N passed, N failed,
+N skipped'; it is also written to results/check-summary.txt. Exit status
+0 only if nothing failed.
 """
 import argparse
 import fnmatch
@@ -36,13 +46,17 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ktap_report  # noqa: E402
 import prepare_tree  # noqa: E402
-from _common import (BUILD, BuildLock, KBUILD_DIR, RESULTS, ROOT,  # noqa
-                     TREE, ToolError, interrupt_on_sigterm, run)
+from _common import (KUNIT, KUNITCONFIG, RESULTS, ROOT,  # noqa: E402
+                     BuildLock, ToolError, add_tree_argument, display,
+                     interrupt_on_sigterm, kernel_sources, read_names, run,
+                     selected_trees)
 
 TOOL = 'check'
-W1_DIR = os.path.join(BUILD, 'w1-x86_64')
-AM_DIR = os.path.join(BUILD, 'am-check')
+STEPS = ['tools', 'apply', 'checkpatch', 'kunit', 'w1', 'matrix', 'mutants',
+         'debug', 'coverage']
+COUNTS_RE = re.compile(r'(\d+) passed, (\d+) failed, (\d+) skipped$')
 
 
 class Tally:
@@ -83,30 +97,32 @@ def step_tools(t):
           % (res.testsRun, n_bad, len(res.skipped)))
 
 
-def step_apply(t, state, patches):
-    """git am patches/ on a fresh worktree at the pristine base commit."""
-    git = ['git', '-C', TREE] + prepare_tree.GIT_ID
+def step_apply(t, tree, state, patches):
+    """git am patches/TREE/ on a fresh worktree at the pristine base."""
+    step = 'apply ' + tree.name
+    am_dir = os.path.join(tree.build, 'am-check')
+    git = ['git', '-C', tree.linux] + prepare_tree.GIT_ID
     run(git + ['worktree', 'prune'], check=False)
-    if os.path.exists(AM_DIR):
-        run(git + ['worktree', 'remove', '--force', AM_DIR], check=False)
-        shutil.rmtree(AM_DIR, ignore_errors=True)
-    run(git + ['worktree', 'add', '-q', '--detach', AM_DIR, state['base']],
+    if os.path.exists(am_dir):
+        run(git + ['worktree', 'remove', '--force', am_dir], check=False)
+        shutil.rmtree(am_dir, ignore_errors=True)
+    run(git + ['worktree', 'add', '-q', '--detach', am_dir, state['base']],
         timeout=600)
     try:
-        am = ['git', '-C', AM_DIR] + prepare_tree.GIT_ID
+        am = ['git', '-C', am_dir] + prepare_tree.GIT_ID
         for p in patches:
             proc = run(am + ['am', '-q', p], check=False)
             name = os.path.basename(p)
             if proc.returncode:
-                t.add('apply', name, False, 'git am failed: ' +
+                t.add(step, name, False, 'git am failed: ' +
                       (proc.stdout.strip().splitlines() or ['?'])[0])
                 run(am + ['am', '--abort'], check=False)
                 break
-            t.add('apply', name, True)
+            t.add(step, name, True)
     finally:
-        run(git + ['worktree', 'remove', '--force', AM_DIR], check=False)
-    print('apply: %d patches on a fresh checkout of %s'
-          % (len(patches), state['version']))
+        run(git + ['worktree', 'remove', '--force', am_dir], check=False)
+    print('%s: %d patches on a fresh checkout of %s %s'
+          % (step, len(patches), state['package'], state['version']))
 
 
 def exceptions():
@@ -121,18 +137,19 @@ def exceptions():
     return out
 
 
-def step_checkpatch(t, patches):
+def step_checkpatch(t, tree, patches):
+    step = 'checkpatch ' + tree.name
     exc = exceptions()
-    cp = [os.path.join(TREE, 'scripts', 'checkpatch.pl'), '--strict',
+    cp = [os.path.join(tree.linux, 'scripts', 'checkpatch.pl'), '--strict',
           '--no-tree', '--show-types', '--terse']
     files = [(p, False) for p in patches]
-    for rel in sorted(prepare_tree.kunit_sources()):
-        if rel.endswith(('.c', '.h')):
-            files.append((os.path.join(ROOT, 'kunit', rel), True))
+    for _rel, src in sorted(kernel_sources(tree).items()):
+        if src.endswith(('.c', '.h')):
+            files.append((src, True))
     for path, is_src in files:
         cmd = cp + (['-f', path] if is_src else [path])
-        proc = run(cmd, check=False, cwd=TREE)
-        rel = os.path.relpath(path, ROOT)
+        proc = run(cmd, check=False, cwd=tree.linux)
+        rel = display(path)
         allowed = set()
         for pattern, types in exc.items():
             if fnmatch.fnmatchcase(rel, pattern):
@@ -141,15 +158,15 @@ def step_checkpatch(t, patches):
                   if re.search(r':\s*(ERROR|WARNING|CHECK):', ln)]
         issues = [ln for ln in issues
                   if not any(':%s:' % a in ln for a in allowed)]
-        t.add('checkpatch', rel, not issues,
+        t.add(step, rel, not issues,
               '%d issues, first: %s' % (len(issues), issues[0])
               if issues else '')
-    print('checkpatch: %d files' % len(files))
+    print('%s: %d files' % (step, len(files)))
 
 
-def added_lines(state):
+def added_lines(tree, state):
     """Map tree path -> set of line numbers that the series adds."""
-    diff = run(['git', '-C', TREE, 'diff', '-U0', state['base'],
+    diff = run(['git', '-C', tree.linux, 'diff', '-U0', state['base'],
                 state['head']]).stdout
     out, cur = {}, None
     for line in diff.splitlines():
@@ -162,26 +179,48 @@ def added_lines(state):
     return out
 
 
-def step_w1(t, state):
-    added = added_lines(state)
-    objs = sorted(p[:-2] + '.o' for p in added if p.endswith('.c'))
-    kunit_files = set(prepare_tree.kunit_sources())
-    os.makedirs(W1_DIR, exist_ok=True)
-    cfg = os.path.join(KBUILD_DIR, '.config')
+def own_objects(tree, sources):
+    """Objects of kernel sources that are compiled on their own: a .c file
+    whose NAME.o its directory's Makefile names (the series', or the
+    harness commit's obj- lines); the others are #included."""
+    out = []
+    for rel in sorted(sources):
+        if not rel.endswith('.c'):
+            continue
+        d, name = os.path.split(rel)
+        try:
+            with open(os.path.join(tree.linux, d, 'Makefile')) as f:
+                text = f.read()
+        except OSError:
+            continue
+        if re.search(r'(?<![\w-])%s\.o\b' % re.escape(name[:-2]), text):
+            out.append(rel[:-2] + '.o')
+    return out
+
+
+def step_w1(t, tree, state):
+    step = 'w1 ' + tree.name
+    added = added_lines(tree, state)
+    kunit_files = set(kernel_sources(tree))
+    objs = sorted({p[:-2] + '.o' for p in added if p.endswith('.c')} |
+                  set(own_objects(tree, kunit_files)))
+    os.makedirs(tree.w1_build, exist_ok=True)
+    cfg = os.path.join(tree.kunit_build, '.config')
     if not os.path.exists(cfg):
-        t.add('w1', 'config', False, 'no %s: run make test first' % cfg)
+        t.add(step, 'config', False, 'no %s: run make test TREE=%s first'
+              % (display(cfg), tree.name))
         return
-    dst = os.path.join(W1_DIR, '.config')
+    dst = os.path.join(tree.w1_build, '.config')
     if not os.path.exists(dst) or open(cfg).read() != open(dst).read():
         shutil.copyfile(cfg, dst)
-    make = ['make', '-C', TREE, 'ARCH=x86_64', 'O=' + W1_DIR,
+    make = ['make', '-C', tree.linux, 'ARCH=x86_64', 'O=' + tree.w1_build,
             '-j%d' % (os.cpu_count() or 2)]
     run(make + ['-s', 'olddefconfig'], timeout=600)
     for obj in objs:
         proc = run(make + ['W=1', obj], check=False, timeout=3600)
         if proc.returncode:
             err = [ln for ln in proc.stdout.splitlines() if 'error' in ln]
-            t.add('w1', obj, False, 'build failed: %s' % (err[:1] or '?'))
+            t.add(step, obj, False, 'build failed: %s' % (err[:1] or '?'))
             continue
         new = []
         for ln in proc.stdout.splitlines():
@@ -190,58 +229,68 @@ def step_w1(t, state):
             if not m:
                 continue
             path = os.path.relpath(
-                os.path.join(TREE, ln.split(':', 1)[0]), TREE) \
+                os.path.join(tree.linux, ln.split(':', 1)[0]), tree.linux) \
                 if not ln.startswith('/') else \
-                os.path.relpath(ln.split(':', 1)[0], TREE)
+                os.path.relpath(ln.split(':', 1)[0], tree.linux)
             if path in kunit_files or \
                int(m.group(2)) in added.get(path, ()):
                 new.append(ln)
-        t.add('w1', obj, not new, '%d new warnings, first: %s'
+        t.add(step, obj, not new, '%d new warnings, first: %s'
               % (len(new), new[0]) if new else '')
-    print('w1: %d objects built with W=1' % len(objs))
+    print('%s: %d objects built with W=1' % (step, len(objs)))
 
 
-def step_matrix(t):
+def step_matrix(t, tree):
+    step = 'matrix ' + tree.name
     path = os.path.join(ROOT, 'tools', 'coverage_matrix.py')
-    if not os.path.exists(path):
-        return
-    proc = run([sys.executable, path], check=False)
+    proc = run([sys.executable, path, '--tree', tree.name], check=False)
+    lines = proc.stdout.strip().splitlines()
     ok = proc.returncode == 0
-    t.add('matrix', 'docs/coverage-matrix.md', ok,
-          proc.stdout.strip().splitlines()[-1] if not ok and proc.stdout
-          else '')
-    print('matrix: %s' % (proc.stdout.strip().splitlines() or ['ok'])[-1])
+    for ln in lines[:-1][:20]:
+        print('  ' + ln)
+    t.add(step, 'docs/coverage-matrix.md', ok,
+          lines[-1] if not ok and lines else '')
+    print('%s: %s' % (step, (lines or ['ok'])[-1]))
 
 
-def mutants_key(state, paths):
-    """Hash of everything that can change a mutant's verdict."""
-    h = hashlib.sha256(state['head'].encode())
-    files = [os.path.join(ROOT, 'kunit', rel) for rel in
-             sorted(prepare_tree.kunit_sources())]
-    files += paths + [os.path.join(ROOT, f) for f in (
-        'kunitconfig', 'kunit/qemu_x86_64.py', 'kunit/expected-splats',
-        'kunit/suites', 'tools/mutate.py', 'tools/run_suite.py',
-        'tools/ktap_report.py')]
+def mutants_key(tree, state, paths):
+    """Hash of everything that can change a mutant's verdict on a tree."""
+    h = hashlib.sha256(('%s\0%s' % (tree.name, state['head'])).encode())
+    files = [src for _rel, src in sorted(kernel_sources(tree).items())]
+    files += paths + [KUNITCONFIG] + \
+        ([tree.kunitconfig] if tree.kunitconfig else []) + \
+        [os.path.join(KUNIT, f) for f in ('qemu_x86_64.py', 'expected-splats',
+                                          'suites')] + \
+        [os.path.join(ROOT, 'tools', f) for f in (
+            'mutate.py', 'run_suite.py', 'ktap_report.py', '_common.py')]
     for f in files:
-        h.update(f.encode())
+        h.update(display(f).encode())
         with open(f, 'rb') as fh:
             h.update(fh.read())
     return h.hexdigest()
 
 
-def step_mutants(t, state):
-    """Run the CI subset of the mutant catalogue; each mutant is a test.
+def step_mutants(t, tree, state):
+    """Run the CI subset of the tree's mutants; each mutant is a test.
 
-    The verdict is cached under a hash of the series head, the test
-    sources, the harness and the mutants: with nothing changed, nothing
-    is rebuilt.
+    The verdict is cached (build/TREE/mutants-ci.cache) under a hash of
+    the series head, the kernel sources, the harness and the mutants:
+    with nothing changed, nothing is rebuilt.
     """
-    subset = os.path.join(ROOT, 'kunit', 'mutants', 'ci-subset')
-    names = [ln.split('#', 1)[0].strip() for ln in open(subset)]
-    paths = [os.path.join(ROOT, 'kunit', 'mutants', n + '.patch')
-             for n in names if n]
-    key = mutants_key(state, paths)
-    cache = os.path.join(BUILD, 'mutants-ci.cache')
+    step = 'mutants ' + tree.name
+    subset = os.path.join(tree.mutants, 'ci-subset')
+    if not os.path.isfile(subset):
+        print('%s: skipped: no %s' % (step, display(subset)))
+        return
+    paths = [os.path.join(tree.mutants, n + '.patch')
+             for n in read_names(subset)]
+    missing = [p for p in paths if not os.path.isfile(p)]
+    if missing:
+        t.add(step, 'ci-subset', False, '%s names %s, which does not exist'
+              % (display(subset), display(missing[0])))
+        return
+    key = mutants_key(tree, state, paths)
+    cache = os.path.join(tree.build, 'mutants-ci.cache')
     try:
         with open(cache) as f:
             cached_key, cached_line = f.read().split('\n')[:2]
@@ -253,31 +302,36 @@ def step_mutants(t, state):
         if m:
             t.passed += int(m.group(1))
             t.skipped += int(m.group(2))
-            print('mutants: %s (CI subset of %d, unchanged since the last '
-                  'run: not rerun)' % (cached_line, len(paths)))
+            print('%s: %s (CI subset of %d, unchanged since the last run: '
+                  'not rerun)' % (step, cached_line, len(paths)))
             return
     proc = subprocess.run([sys.executable,
                            os.path.join(ROOT, 'tools', 'mutate.py'),
-                           '--results', os.path.join(RESULTS, 'mutants-ci')]
+                           '--tree', tree.name, '--results',
+                           os.path.join(tree.results, 'mutants-ci')]
                           + paths, text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
     lines = proc.stdout.rstrip('\n').splitlines()
+    # The verdicts that fail, and mutate's own lines about the tree
+    # (errors, baseline failures), not its progress.
+    own = re.compile(r'^mutate: %s: (?!\[\d+/\d+\] |baseline run |'
+                     r'\d+ passed, )' % re.escape(tree.name))
     for ln in lines:
-        if 'SURVIVED' in ln or 'NOAPPLY' in ln or 'NOCOMPILE' in ln:
+        if 'SURVIVED' in ln or 'NOAPPLY' in ln or 'NOCOMPILE' in ln or \
+           own.match(ln):
             print(ln)
-    m = re.match(r'(\d+) passed, (\d+) failed, (\d+) skipped$',
-                 lines[-1] if lines else '')
+    m = COUNTS_RE.match(lines[-1] if lines else '')
     if not m:
-        t.add('mutants', 'ci-subset', False,
+        t.add(step, 'ci-subset', False,
               (lines[-1] if lines else 'no output'))
         return
     t.passed += int(m.group(1))
     t.failed += int(m.group(2))
     t.skipped += int(m.group(3))
     if int(m.group(2)):
-        t.failures.append('mutants: %s of the CI subset not killed'
-                          % m.group(2))
-    print('mutants: %s (CI subset of %d)' % (lines[-1], len(paths)))
+        t.failures.append('%s: %s of the CI subset not killed'
+                          % (step, m.group(2)))
+    print('%s: %s (CI subset of %d)' % (step, lines[-1], len(paths)))
     if not int(m.group(2)) and proc.returncode == 0:
         with open(cache, 'w') as f:
             f.write('%s\n%s\n' % (key, lines[-1]))
@@ -309,82 +363,109 @@ def run_counted(t, step, what, cmd):
     print('%s: %s' % (step, lines[-1]))
 
 
-def step_kunit(t, args):
-    cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py')]
+def step_kunit(t, tree, args):
+    cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
+           '--tree', tree.name]
     if args.filter:
         cmd.append(args.filter)
-    run_counted(t, 'kunit', 'make test', cmd)
+    run_counted(t, 'kunit ' + tree.name, 'make test TREE=%s' % tree.name,
+                cmd)
 
 
-def step_debug(t, args):
+def step_debug(t, tree, args):
     """make test-debug: the suites on the KASAN/lockdep/kmemleak kernel."""
-    cmd = ['make', '-s', '-C', ROOT, 'test-debug']
+    cmd = ['make', '-s', '-C', ROOT, 'test-debug', 'TREE=' + tree.name]
     if args.filter:
         cmd.append('FILTER=' + args.filter)
-    run_counted(t, 'debug', 'make test-debug', cmd)
+    run_counted(t, 'debug ' + tree.name, 'make test-debug TREE=%s'
+                % tree.name, cmd)
 
 
-def step_coverage(t):
+def step_coverage(t, tree):
     """make coverage: gcov of the pin core. Its per-function goal counts
     are information (a documented miss passes the step); the step fails
     on an undocumented miss or a tool error (non-zero exit)."""
+    step = 'coverage ' + tree.name
     proc = subprocess.run([sys.executable,
-                           os.path.join(ROOT, 'tools', 'coverage.py')],
+                           os.path.join(ROOT, 'tools', 'coverage.py'),
+                           '--tree', tree.name],
                           text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
     lines = proc.stdout.rstrip('\n').splitlines()
     total = [ln for ln in lines if ln.startswith('total ')]
     errors = [ln for ln in lines if ln.startswith('coverage: ') and
-              'report ' not in ln]
+              ': report ' not in ln]
     why = (errors or lines[-1:] or ['no output'])[0]
-    t.add('coverage', 'pin core', proc.returncode == 0,
+    t.add(step, 'pin core', proc.returncode == 0,
           'exit %d: %s' % (proc.returncode, why))
-    print('coverage: lines, branches hit: %s; functions meeting the goal: '
-          '%s (exit %d)' % (' '.join(total[0].split()[1:]) if total
+    print('%s: lines, branches hit: %s; functions meeting the goal: '
+          '%s (exit %d)' % (step, ' '.join(total[0].split()[1:]) if total
                             else '?', lines[-1] if lines else '?',
                             proc.returncode))
+
+
+def check_tree(t, tree, args):
+    """Every step but tools on one tree. Return None if the kunit step was
+    skipped, else the error that kept the tree from running ('' if
+    none)."""
+    skip = set(args.skip)
+    print('check: tree %s (%s)' % (tree.name, tree.package), flush=True)
+    try:
+        state = prepare_tree.prepare(tree, quiet=True)
+    except ToolError as e:
+        t.add('check ' + tree.name, 'prepare', False, str(e))
+        return None if 'kunit' in skip else str(e)
+    patches = prepare_tree.series_files(tree)
+    steps = [('apply', lambda: step_apply(t, tree, state, patches)),
+             ('checkpatch', lambda: step_checkpatch(t, tree, patches)),
+             ('kunit', lambda: step_kunit(t, tree, args)),
+             ('w1', lambda: step_w1(t, tree, state)),
+             ('matrix', lambda: step_matrix(t, tree)),
+             ('mutants', lambda: step_mutants(t, tree, state)),
+             ('debug', lambda: step_debug(t, tree, args)),
+             ('coverage', lambda: step_coverage(t, tree))]
+    for name, fn in steps:
+        if name in skip:
+            continue
+        try:
+            fn()
+        except ToolError as e:
+            t.add('%s %s' % (name, tree.name), 'run', False, str(e))
+    return None if 'kunit' in skip else ''
 
 
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('--skip', action='append', default=[],
-                    choices=['tools', 'apply', 'checkpatch', 'w1', 'matrix',
-                             'kunit', 'debug', 'coverage', 'mutants'],
+    ap.add_argument('--skip', action='append', default=[], choices=STEPS,
                     help='leave out a step (repeatable)')
-    ap.add_argument('--filter', help='kunit.py filter glob for the kunit step')
+    add_tree_argument(ap)
+    ap.add_argument('--filter', help='kunit.py filter glob for the kunit '
+                    'and debug steps')
     args = ap.parse_args()
+    trees = selected_trees(TOOL, args.tree)
     interrupt_on_sigterm()
     t = Tally()
     t0 = time.monotonic()
+    ran = []
     try:
         with BuildLock(TOOL):
             if 'tools' not in args.skip:
                 step_tools(t)
-            state = prepare_tree.prepare(
-                os.environ.get('GPK_SERIES', '6.1'), quiet=True)
-            patches = prepare_tree.series_files()
-            if 'apply' not in args.skip:
-                step_apply(t, state, patches)
-            if 'checkpatch' not in args.skip:
-                step_checkpatch(t, patches)
-            if 'kunit' not in args.skip:
-                step_kunit(t, args)
-            if 'w1' not in args.skip:
-                step_w1(t, state)
-            if 'matrix' not in args.skip:
-                step_matrix(t)
-            if 'mutants' not in args.skip:
-                step_mutants(t, state)
-            if 'debug' not in args.skip:
-                step_debug(t, args)
-            if 'coverage' not in args.skip:
-                step_coverage(t)
+            for tree in trees:
+                error = check_tree(t, tree, args)
+                if error is not None:
+                    ran.append((tree.name, tree.results, error or None))
     except ToolError as e:
         t.add('check', 'setup', False, str(e))
         print('%s: %s' % (TOOL, e), file=sys.stderr)
     except KeyboardInterrupt:
         t.add('check', 'interrupted', False, 'interrupted')
+    if ran:
+        try:
+            ktap_report.write_combined(ran, RESULTS)
+        except OSError as e:
+            t.add('check', 'combined results', False, str(e))
     print('check: %.0fs' % (time.monotonic() - t0))
     for f in t.failures:
         print('FAILED %s' % f)

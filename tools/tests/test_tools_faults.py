@@ -627,6 +627,60 @@ class PrepareTreeFaults(FakeTreeCase):
         self.assertIn('unpacking', out[1])
 
 
+class CheckTrees(FakeTreeCase):
+    """make check on two fake trees, with the steps that need no kernel
+    build: each step names its tree, a tree without a ci-subset skips its
+    mutants in one line, the counts are summed into the last line."""
+
+    def check(self, *args):
+        install(self.stubs, 'linux-source-6.12',
+                self.fix / 'usr-src' / 'linux-source-6.12.tar.xz', '6.12.9-1')
+        env = clean_env(PATH='%s:%s' % (self.stubs, os.environ['PATH']),
+                        GPK_BUILD=self.build, GPK_RESULTS=self.tmp / 'res',
+                        GPK_SRC_DIR=self.src_dir, GPK_PATCHES=self.patches,
+                        GPK_KUNIT=self.kunit)
+        skip = []
+        for step in ('tools', 'kunit', 'w1', 'matrix', 'debug', 'coverage'):
+            skip += ['--skip', step]
+        return run_tool([sys.executable, TOOLS / 'check.py'] + skip +
+                        list(args), env, timeout=120)
+
+    def test_steps_per_tree(self):
+        proc = self.check()
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        out = proc.stdout.splitlines()
+        self.assertEqual(out[-1], '9 passed, 0 failed, 0 skipped')
+        for line in ('check: tree 6.1 (linux-source-6.1)',
+                     'apply 6.1: 2 patches on a fresh checkout of '
+                     'linux-source-6.1 6.1.192-1',
+                     'checkpatch 6.1: 5 files',
+                     'mutants 6.1: skipped: no %s'
+                     % (self.kunit / 'mutants' / '6.1' / 'ci-subset'),
+                     'check: tree 6.12 (linux-source-6.12)',
+                     'apply 6.12: 0 patches on a fresh checkout of '
+                     'linux-source-6.12 6.12.9-1',
+                     'checkpatch 6.12: 2 files',
+                     'mutants 6.12: skipped: no %s'
+                     % (self.kunit / 'mutants' / '6.12' / 'ci-subset')):
+            self.assertIn(line, out)
+        self.assertEqual((self.tmp / 'res' / 'check-summary.txt').read_text(),
+                         '9 passed, 0 failed, 0 skipped\n')
+        # The kunit step did not run: no combined results.
+        self.assertFalse((self.tmp / 'res' / 'summary.json').exists())
+
+    def test_a_failure_names_its_tree(self):
+        (self.kunit / '6.1' / 'mm' / 'gup_kunit_61.h').write_text(
+            '/* checkpatch-error */\n')
+        proc = self.check('--tree', '6.1', '--skip', 'mutants')
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stdout.splitlines()[-1],
+                         '6 passed, 1 failed, 0 skipped')
+        self.assertIn('FAILED checkpatch 6.1: %s: 1 issues, first: '
+                      % (self.kunit / '6.1' / 'mm' / 'gup_kunit_61.h'),
+                      proc.stdout)
+        self.assertNotIn('tree 6.12', proc.stdout)
+
+
 class RunSuiteFaults(FaultCase):
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp(prefix='gpk-run-'))
@@ -680,6 +734,27 @@ class RunSuiteFaults(FaultCase):
                                         str(self.tmp / 'r')),
                          'run_suite', '--results %s: with several trees it '
                          'must name {tree}' % (self.tmp / 'r'), status=2)
+
+
+class UnknownTreeEverywhere(FaultCase):
+    """Every tool refuses an unknown tree in one line, exit status 2,
+    before it takes the lock or touches anything."""
+
+    def test_every_tool(self):
+        tmp = Path(tempfile.mkdtemp(prefix='gpk-tree-'))
+        self.addCleanup(shutil.rmtree, tmp)
+        env = clean_env(GPK_BUILD=tmp / 'build', GPK_RESULTS=tmp / 'res',
+                        GPK_KUNIT=make_kunit(tmp / 'kunit'))
+        for tool in ('prepare_tree', 'run_suite', 'check', 'mutate',
+                     'coverage', 'repeat', 'export_series'):
+            with self.subTest(tool=tool):
+                proc = run_tool([sys.executable, TOOLS / (tool + '.py'),
+                                 '--tree', '6.1', '--tree', '6.2'], env)
+                line = self.assertFault(proc, tool, status=2)
+                self.assertEqual(line, "%s: unknown tree '6.2'; known "
+                                 "trees: 6.1, 6.12" % tool)
+        self.assertFalse((tmp / 'build').exists())
+        self.assertFalse((tmp / 'res').exists())
 
 
 # A kunit.py stand-in: it logs its verb, then does what the file "mode"
