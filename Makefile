@@ -2,35 +2,43 @@
 #
 #   make test    build the KUnit kernel and run the suites in QEMU
 #   make check   the project's tests (tools, series, checkpatch, W=1, suite)
-#   make mutants run the mutant catalogue kunit/mutants/ against the suites
-#   make coverage gcov of the pin core in the QEMU run: results/coverage/
+#   make mutants run the mutant catalogue kunit/mutants/TREE/ against the suites
+#   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
 #
+# Every target runs on each tree of kunit/trees, in order, or on those of
+# TREE='6.1' / TREE='6.1 6.12' (an unknown tree: exit 2).
 # Variables: FILTER='gup_pin.try_grab*' (kunit.py filter glob),
-# KERNEL_ARGS='a=b c=d' (extra kernel command line), JOBS=N.
+# KERNEL_ARGS='a=b c=d' (extra kernel command line), JOBS=N; FILTER and
+# KERNEL_ARGS apply to every tree.
 
 PY ?= python3
+TREE ?=
 FILTER ?=
 KERNEL_ARGS ?=
 JOBS ?=
 
-RUN_ARGS = $(FILTER) $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a)) \
+TREE_ARGS = $(foreach t,$(TREE),--tree $(t))
+FILTER_ARG = $(if $(FILTER),'$(FILTER)')
+RUN_ARGS = $(TREE_ARGS) $(FILTER_ARG) \
+	   $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a)) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
 .PHONY: help deps tree test test-debug check repeat mutants coverage series clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
-	@echo "  make tree    only prepare build/linux (unpack, patches, kunit/)"
-	@echo "  make test-debug  the suites on a KASAN/lockdep/kmemleak kernel (results/debug)"
+	@echo "  make tree    only prepare build/TREE/linux (unpack, patches, kunit/)"
+	@echo "  make test-debug  the suites on a KASAN/lockdep/kmemleak kernel (results/TREE/debug)"
 	@echo "  make repeat  20 boots plus one boot per case: the same results each time"
-	@echo "  make series  export the series with the tests to results/series"
+	@echo "  make series  export each tree's series with the tests to results/TREE/series"
 	@echo "  make clean   remove results/ and the build directories"
+	@echo "  TREE=...     the trees (default: every tree of kunit/trees)"
 
 deps:
 	@sh tools/deps
 
 tree: deps
-	@$(PY) tools/prepare_tree.py
+	@$(PY) tools/prepare_tree.py $(TREE_ARGS)
 
 test: deps
 	@$(PY) tools/run_suite.py $(RUN_ARGS)
@@ -40,27 +48,31 @@ test: deps
 DEBUG_KERNEL_ARGS = debug_pagealloc=on page_poison=1 kasan.fault=report
 
 test-debug: deps
-	@$(PY) tools/run_suite.py $(FILTER) --kunitconfig_add kunit/debug.config \
-		--build_dir build/kunit-debug-x86_64 --results results/debug \
+	@$(PY) tools/run_suite.py $(TREE_ARGS) $(FILTER_ARG) \
+		--kunitconfig_add kunit/debug.config \
+		--build_dir '{build}/kunit-debug-x86_64' \
+		--results '{results}/{tree}/debug' \
 		--timeout 600 $(foreach a,$(DEBUG_KERNEL_ARGS) $(KERNEL_ARGS),--kernel_args=$(a))
 
 check: deps
-	@$(PY) tools/check.py $(if $(FILTER),--filter=$(FILTER))
+	@$(PY) tools/check.py $(TREE_ARGS) $(if $(FILTER),--filter='$(FILTER)')
 
 mutants: deps
-	@$(PY) tools/mutate.py kunit/mutants/*.patch
+	@$(PY) tools/mutate.py $(TREE_ARGS)
 
 coverage: deps
-	@$(PY) tools/coverage.py $(FILTER)
+	@$(PY) tools/coverage.py $(TREE_ARGS) $(FILTER_ARG)
 
 repeat: deps
-	@$(PY) tools/repeat.py --runs 20 --isolated test $(FILTER)
+	@$(PY) tools/repeat.py $(TREE_ARGS) --runs 20 --isolated test $(FILTER_ARG)
 
 series: deps
-	@$(PY) tools/export_series.py
+	@$(PY) tools/export_series.py $(TREE_ARGS)
 
 clean:
-	rm -rf results build/kunit-x86_64 build/w1-x86_64 build/gcov-x86_64 build/am-check
+	rm -rf results build/*/kunit-x86_64 build/*/kunit-debug-x86_64 \
+		build/*/w1-x86_64 build/*/gcov-x86_64 build/*/am-check \
+		build/*/export-am build/*/mutants-ci.cache
 
 distclean:
 	rm -rf results build
