@@ -205,6 +205,14 @@ class Tree:
         return path if os.path.isfile(path) else None
 
     @property
+    def expected_splats(self):
+        """kunit/TREE/expected-splats if it exists, else None: the console
+        reports that only this tree's cases provoke, on top of the
+        shared kunit/expected-splats."""
+        path = os.path.join(self.config_dir, 'expected-splats')
+        return path if os.path.isfile(path) else None
+
+    @property
     def pin_core(self):
         return os.path.join(self.config_dir, 'pin-core')
 

@@ -258,7 +258,7 @@ def mutants_key(tree, state, paths):
     h = hashlib.sha256(('%s\0%s' % (tree.name, state['head'])).encode())
     files = [src for _rel, src in sorted(kernel_sources(tree).items())]
     files += paths + [KUNITCONFIG] + \
-        ([tree.kunitconfig] if tree.kunitconfig else []) + \
+        [f for f in (tree.kunitconfig, tree.expected_splats) if f] + \
         [os.path.join(KUNIT, f) for f in ('qemu_x86_64.py', 'expected-splats',
                                           'suites')] + \
         [os.path.join(ROOT, 'tools', f) for f in (

@@ -793,8 +793,8 @@ def _run(args: argparse.Namespace) -> int:
     for name in apply_expected(result, expected):
         _warn(f'expected suite {name} did not run')
     if args.expect_splats is not None:
-        declared = read_splats(args.expect_splats) if args.expect_splats \
-            else []
+        declared = [entry for path in args.expect_splats if path
+                    for entry in read_splats(path)]
         for problem in apply_splats(result, text, declared):
             _warn(problem)
     _write_outputs(result, args)
@@ -822,12 +822,14 @@ def _arg_parser() -> argparse.ArgumentParser:
     parser.add_argument('--summary-json', metavar='OUT.json',
                         help='write a JSON summary')
     parser.add_argument('--expect-splats', metavar='FILE', nargs='?',
-                        const='',
+                        const='', action='append',
                         help='fail every case during which the console '
                              'shows a WARNING, BUG, KASAN, kmemleak, '
                              'lockdep or bad page report, except those '
                              'that FILE declares (lines "CASE-GLOB TEXT"), '
-                             'and a declared one that did not appear')
+                             'and a declared one that did not appear; '
+                             'repeatable: the declarations of every FILE '
+                             'count (none: no report is declared)')
     return parser
 
 

@@ -21,6 +21,10 @@ and writes to the tree's results directory (default results/TREE/):
   build.log     output of kunit.py build
   meta.json     tree, package version, kernelversion, series head
 
+Console reports (WARNING, BUG, KASAN, ...) fail the case during which
+they appear unless kunit/expected-splats, or the tree's own
+kunit/TREE/expected-splats, declares them.
+
 Then, over the trees of this run, results/junit.xml (testsuites named
 TREE/SUITE) and results/summary.json (a section per tree, summed counts);
 with --results given, only if --combined says where.
@@ -364,6 +368,8 @@ def run(args, tree, results):
               '--expect-suites', suites_file,
               '--summary-json', os.path.join(results, 'summary.json'),
               '--expect-splats', SPLATS]
+    if tree.expected_splats:
+        report += ['--expect-splats', tree.expected_splats]
     rep = subprocess.run(report, text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     lines = rep.stdout.rstrip('\n').splitlines()

@@ -1,7 +1,10 @@
 """Tests of ktap_report's console-report (splat) accounting."""
+import contextlib
 import importlib.util
+import io
 import os
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -87,12 +90,48 @@ class Splats(unittest.TestCase):
         self.assertEqual(status['gup_pin_warn.warns_on_purpose'], kr.FAILED)
 
 
+class SeveralFiles(unittest.TestCase):
+    """--expect-splats is repeatable: kunit/expected-splats and a tree's
+    kunit/TREE/expected-splats both declare."""
+
+    def run_main(self, *files):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, 'kunit.log')
+            with open(log, 'w') as f:
+                f.write(LOG.format(before='', splat1=WARN, splat2=WARN,
+                                   after=''))
+            args = [log]
+            for n, text in enumerate(files):
+                path = os.path.join(d, 'splats%d' % n)
+                with open(path, 'w') as f:
+                    f.write(text)
+                args += ['--expect-splats', path]
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(err):
+                status = kr.main(args)
+        return status, out.getvalue().splitlines()[-1]
+
+    def test_declarations_of_every_file_count(self):
+        shared = '# shared\ngup_pin_warn.warns_on_purpose WARNING:\n'
+        tree = '# this tree\ngup_pin_warn.quiet_case WARNING:\n'
+        self.assertEqual(self.run_main(shared),
+                         (1, '1 passed, 1 failed, 0 skipped'))
+        self.assertEqual(self.run_main(shared, tree),
+                         (0, '2 passed, 0 failed, 0 skipped'))
+
+
 class ReadSplats(unittest.TestCase):
     def test_comments_and_globs(self):
-        path = os.path.join(HERE, '..', '..', 'kunit', 'expected-splats')
-        entries = kr.read_splats(path)
-        self.assertTrue(entries)
-        self.assertTrue(all(text for _glob, text in entries))
+        kunit = os.path.join(HERE, '..', '..', 'kunit')
+        paths = [os.path.join(kunit, 'expected-splats')] + [
+            os.path.join(kunit, d, 'expected-splats')
+            for d in sorted(os.listdir(kunit))
+            if os.path.isfile(os.path.join(kunit, d, 'expected-splats'))]
+        for path in paths:
+            entries = kr.read_splats(path)
+            self.assertTrue(entries, path)
+            self.assertTrue(all(text for _glob, text in entries), path)
 
 
 if __name__ == '__main__':

@@ -804,7 +804,7 @@ KTAP = """KTAP version 1
     KTAP version 1
     # Subtest: gup_pin
     1..2
-    ok 1 pin_adds_bias
+{warn}    ok 1 pin_adds_bias
     {second} 2 unpin_drops_bias
 # gup_pin: pass:1 fail:0 skip:0 total:2
 {suite} 1 gup_pin
@@ -839,11 +839,16 @@ class RunSuiteTrees(FaultCase):
         self.build = self.tmp / 'build'
         self.res = self.tmp / 'res'
         self.kunit = make_kunit(self.tmp / 'kunit')
+        # 6.1's first case WARNs, which kunit/6.1/expected-splats
+        # declares; 6.12's second case fails.
+        (self.kunit / '6.1' / 'expected-splats').write_text(
+            'gup_pin.pin_adds_bias WARNING:\n')
+        warn = 'WARNING: CPU: 0 PID: 1 at mm/gup.c:1 try_grab_folio\n'
         self.stubs = {
             '6.1': stub_tree(self.build, '6.1', ktap=KTAP.format(
-                second='ok', suite='ok')),
+                warn=warn, second='ok', suite='ok')),
             '6.12': stub_tree(self.build, '6.12', ktap=KTAP.format(
-                second='not ok', suite='not ok'))}
+                warn='', second='not ok', suite='not ok'))}
         self.bin = self.tmp / 'bin'
         self.bin.mkdir()
         write_exe(self.bin / 'qemu-system-x86_64', '#!/bin/sh\nexit 0\n')
@@ -890,6 +895,18 @@ class RunSuiteTrees(FaultCase):
         junit = (self.res / 'junit.xml').read_text()
         self.assertIn('<testsuite name="6.1/gup_pin"', junit)
         self.assertIn('<testsuite name="6.12/gup_pin"', junit)
+
+    def test_a_tree_splat_list_is_its_own(self):
+        """kunit/6.1/expected-splats declares nothing for 6.12: the same
+        WARNING fails 6.12's case."""
+        (self.stubs['6.12'] / 'ktap').write_text(KTAP.format(
+            warn='WARNING: CPU: 0 PID: 1 at mm/gup.c:1 x\n', second='ok',
+            suite='ok'))
+        proc = self.run_suite()
+        self.assertEqual(proc.stdout.splitlines()[-1],
+                         '3 passed, 1 failed, 0 skipped')
+        self.assertIn('gup_pin.pin_adds_bias: unexpected console report',
+                      proc.stdout)
 
     def test_one_tree_and_a_failing_build(self):
         (self.stubs['6.12'] / 'mode').write_text('fail')
