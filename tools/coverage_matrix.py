@@ -106,8 +106,10 @@ def parse_source(path, text):
     for m in _ARRAY.finditer(code):
         end = _body(code, m.end() - 1)
         body = code[m.end():end]
-        arrays[m.group(1)] = [(c.group(1), line_of(m.end() + c.start()))
-                              for c in _CASE.finditer(body)]
+        # An array defined twice (#ifdef / #else) has the cases of both.
+        arrays.setdefault(m.group(1), []).extend(
+            (c.group(1), line_of(m.end() + c.start()))
+            for c in _CASE.finditer(body))
     for m in _SUITE.finditer(code):
         end = _body(code, m.end() - 1)
         body = code[m.end():end]

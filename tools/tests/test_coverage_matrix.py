@@ -74,6 +74,24 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(arrays, {'x': [('c', 4)]})
         self.assertEqual(suites, [('s', 'x', 7)])
 
+    def test_both_branches_of_a_conditional_count(self):
+        text = ('#ifdef CONFIG_X\nstatic struct kunit_case c[] = {\n'
+                '\tKUNIT_CASE(real),\n\t{}\n};\n'
+                'static struct kunit_suite s = {\n\t.name = "s",\n'
+                '\t.test_cases = c,\n};\n#else\n'
+                'static struct kunit_case c[] = {\n'
+                '\tKUNIT_CASE(needs_x),\n\t{}\n};\n'
+                'static struct kunit_suite s = {\n\t.name = "s",\n'
+                '\t.test_cases = c,\n};\n#endif\n')
+        arrays, suites = cm.parse_source('x.c', text)
+        self.assertEqual(arrays, {'c': [('real', 3), ('needs_x', 12)]})
+        with tempfile.TemporaryDirectory() as d:
+            Path(d, 'x.c').write_text(text)
+            problems = []
+            self.assertEqual(sorted(cm.source_cases(d, problems)),
+                             ['s.needs_x', 's.real'])
+            self.assertEqual(problems, [])
+
     def test_orphan_array_is_a_problem(self):
         text = ('static struct kunit_case lost[] = {\n'
                 '\tKUNIT_CASE(c),\n\t{}\n};\n')
