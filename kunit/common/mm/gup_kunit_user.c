@@ -1,232 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of pin_user_pages*() on real user address spaces.
+ * KUnit tests of pin_user_pages*() on real user memory
+ * (CONFIG_GUP_KUNIT_TEST).
  *
- * Included by mm/gup_kunit.c (itself included at the end of mm/gup.c),
- * after the helpers it uses: the counter snapshots and their EXPECT
- * macros, the WARN accounting and the case start line. Not built on its
- * own.
+ * gup_pin_user: pin_user_pages*() and get_user_pages*() on a user address
+ * space that each case gets for itself (gup_kunit_user_init()): anonymous,
+ * THP, hugetlb and shmem memory, VM_PFNMAP and the gate area, holes and
+ * protections, FOLL_LONGTERM migration and its failures, device-coherent
+ * pages, munmap, MADV_DONTNEED and MADV_PAGEOUT while pinned, fork() and
+ * COW unsharing.
  */
 
 #include <linux/anon_inodes.h>
-#include <linux/major.h>
+#include <linux/file.h>
+#include <linux/highmem.h>
 #include <linux/migrate.h>
-#include <linux/namei.h>
+#include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
+#include <linux/swap.h>
+#include <linux/swapops.h>
+#include <asm/tlbflush.h>
 #ifdef CONFIG_X86_VSYSCALL_EMULATION
 #include <asm/vsyscall.h>
 #endif
-
-/* ------------------------------------------------------------------ */
-/* gup_pin_user: pin_user_pages*() on a real user address space        */
-/* ------------------------------------------------------------------ */
-
-/*
- * Each case runs in its own kthread (kunit_try_catch), which has no mm.
- * The suite's init gives it a fresh user address space, the way 6.12's
- * kunit_attach_mm() does: mm_alloc(), the mmap layout, kthread_use_mm().
- * When the case thread exits, exit_mm() drops the mm and with it every
- * mapping. Cleanup may run in another thread after an aborted case, so
- * resources release pins (struct pages) and never touch current->mm.
- */
-static int gup_kunit_user_init(struct kunit *test)
-{
-	struct mm_struct *mm;
-
-	if (current->mm)
-		return -EBUSY;
-	mm = mm_alloc();
-	if (!mm)
-		return -ENOMEM;
-	mm->task_size = TASK_SIZE;
-	arch_pick_mmap_layout(mm, &current->signal->rlim[RLIMIT_STACK]);
-	kthread_use_mm(mm);
-	return gup_kunit_case_init(test);
-}
-
-/**
- * struct gup_kunit_pins - pages a case pinned, as a KUnit resource.
- * @pages: the array that pin_user_pages*() filled.
- * @nr: how many of them are still pinned.
- * @foll_get: they were taken with FOLL_GET (released with put_page()).
- */
-struct gup_kunit_pins {
-	struct page **pages;
-	long nr;
-	bool foll_get;
-};
-
-static int gup_kunit_pins_init(struct kunit_resource *res, void *context)
-{
-	struct gup_kunit_pins *p = kzalloc(sizeof(*p), GFP_KERNEL);
-	long n = (long)context;
-
-	if (!p)
-		return -ENOMEM;
-	p->pages = kcalloc(n, sizeof(*p->pages), GFP_KERNEL);
-	if (!p->pages) {
-		kfree(p);
-		return -ENOMEM;
-	}
-	res->data = p;
-	return 0;
-}
-
-static void gup_kunit_pins_release(struct kunit_resource *res)
-{
-	struct gup_kunit_pins *p = res->data;
-	long i;
-
-	if (p->nr > 0 && p->foll_get)
-		for (i = 0; i < p->nr; i++)
-			put_page(p->pages[i]);
-	else if (p->nr > 0)
-		unpin_user_pages(p->pages, p->nr);
-	kfree(p->pages);
-	kfree(p);
-}
-
-static struct gup_kunit_pins *gup_kunit_pins(struct kunit *test, long n)
-{
-	struct gup_kunit_pins *p;
-
-	p = kunit_alloc_resource(test, gup_kunit_pins_init,
-				 gup_kunit_pins_release, GFP_KERNEL,
-				 (void *)n);
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, p);
-	return p;
-}
-
-/* Record a pin_user_pages*() result: only what was pinned is released. */
-static void gup_kunit_pins_got(struct gup_kunit_pins *p, long ret)
-{
-	p->nr = ret > 0 ? ret : 0;
-}
-
-/* Release the pins now, as a driver would when the DMA is done. */
-static void gup_kunit_unpin(struct gup_kunit_pins *p)
-{
-	unpin_user_pages(p->pages, p->nr);
-	p->nr = 0;
-}
-
-static unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
-				    unsigned long prot, unsigned long flags)
-{
-	unsigned long addr;
-
-	if (flags & MAP_HUGETLB)
-		addr = ksys_mmap_pgoff(0, len, prot, flags, -1, 0);
-	else
-		addr = vm_mmap(NULL, 0, len, prot, flags, 0);
-	if (IS_ERR_VALUE(addr) && (flags & MAP_HUGETLB))
-		kunit_skip(test, "no hugetlb pages (boot with hugepages=N)");
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
-			       (long)addr);
-	return addr;
-}
-
-/* Write a pattern that names each page, so that moved data is detected. */
-static void gup_kunit_fill(struct kunit *test, unsigned long addr,
-			   long npages)
-{
-	long i;
-
-	for (i = 0; i < npages; i++) {
-		u64 tag = 0x70696e00ULL + i;
-
-		KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)(addr +
-					i * PAGE_SIZE + 8), &tag, sizeof(tag)),
-				0UL);
-	}
-}
-
-/* Expect the pattern of gup_kunit_fill() in the pages themselves. */
-static void gup_kunit_expect_filled(struct kunit *test, struct page **pages,
-				    long npages)
-{
-	long i;
-
-	for (i = 0; i < npages; i++) {
-		u64 *p = kmap_local_page(pages[i]);
-		u64 tag = p[1];
-
-		kunmap_local(p);
-		KUNIT_EXPECT_EQ_MSG(test, tag, 0x70696e00ULL + i,
-				    "data of page %ld lost", i);
-	}
-}
-
-/* Expect each pinned page to be the one mapped at its address now. */
-static void gup_kunit_expect_mapped(struct kunit *test, unsigned long addr,
-				    struct page **pages, long npages)
-{
-	long i;
-
-	for (i = 0; i < npages; i++) {
-		struct page *now;
-
-		if (get_user_pages_fast(addr + i * PAGE_SIZE, 1, 0, &now) != 1) {
-			KUNIT_FAIL(test, "page %ld is not mapped", i);
-			continue;
-		}
-		KUNIT_EXPECT_PTR_EQ_MSG(test, now, pages[i],
-					"page %ld: mapping and pin disagree", i);
-		put_page(now);
-	}
-}
-
-/* Expect each of @npages pages mapped at @addr to be mapped and unpinned. */
-static void gup_kunit_expect_none_pinned(struct kunit *test, unsigned long addr,
-					 long npages)
-{
-	long i;
-
-	for (i = 0; i < npages; i++) {
-		struct page *now;
-
-		if (get_user_pages_fast(addr + i * PAGE_SIZE, 1, 0, &now) != 1) {
-			KUNIT_FAIL(test, "page %ld is not mapped", i);
-			continue;
-		}
-		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(now),
-				       "page %ld", i);
-		put_page(now);
-	}
-}
-
-/* Counters only: the user cases check them across many folios. */
-static void gup_kunit_snap_counters(struct gup_kunit_snap *s)
-{
-	s->ref = 0;
-	s->pincount = -1;
-	s->acquired = gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED);
-	s->released = gup_kunit_node_stat(NR_FOLL_PIN_RELEASED);
-}
-
-/*
- * The refcount of each page mapped at @addr, less the reference taken to
- * look. LRU batches hold references too, so drain them first.
- */
-static void gup_kunit_user_refs(struct kunit *test, unsigned long addr,
-				long npages, int *refs)
-{
-	long i;
-
-	lru_add_drain_all();
-	for (i = 0; i < npages; i++) {
-		struct page *page;
-
-		KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr + i * PAGE_SIZE,
-							  1, 0, &page), 1);
-		refs[i] = page_ref_count(page) - 1;
-		put_page(page);
-	}
-}
-
-#define GUP_KUNIT_NPAGES	8
-#define GUP_KUNIT_RW		(PROT_READ | PROT_WRITE)
-#define GUP_KUNIT_ANON		(MAP_PRIVATE | MAP_ANONYMOUS)
+#include "gup_kunit.h"
 
 /*
  * pin_user_pages_fast() of faulted anonymous memory: the pages returned
@@ -236,51 +33,34 @@ static void gup_kunit_user_refs(struct kunit *test, unsigned long addr,
  */
 static void pin_user_pages_fast_pins_mapped_anon_pages(struct kunit *test)
 {
-	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
-					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
 	int ref0[GUP_KUNIT_NPAGES];
 	struct gup_kunit_snap s;
-	long i, ret;
+	unsigned long addr = gup_kunit_fill_and_snap(test, ref0, &s);
+	long ret;
 
-	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
-	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
-	gup_kunit_snap_counters(&s);
 	ret = pin_user_pages_fast(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
 				  p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
-	for (i = 0; i < GUP_KUNIT_NPAGES; i++) {
-		KUNIT_EXPECT_EQ(test, page_ref_count(p->pages[i]),
-				ref0[i] + (int)GUP_PIN_COUNTING_BIAS);
-		KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(p->pages[i]));
-	}
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, true);
 	KUNIT_EXPECT_TRUE(test, test_bit(MMF_HAS_PINNED, &current->mm->flags));
 	GUP_KUNIT_EXPECT_COUNTERS(test, &s, GUP_KUNIT_NPAGES, 0);
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_COUNTERS(test, &s, GUP_KUNIT_NPAGES, GUP_KUNIT_NPAGES);
-	for (i = 0; i < GUP_KUNIT_NPAGES; i++) {
-		struct page *page = p->pages[i];
-
-		KUNIT_EXPECT_FALSE(test, page_maybe_dma_pinned(page));
-		KUNIT_EXPECT_EQ(test, page_ref_count(page), ref0[i]);
-	}
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, false);
 }
 
 /* get_user_pages_fast() takes one plain reference per page: no pin. */
 static void get_user_pages_fast_takes_references_not_pins(struct kunit *test)
 {
-	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
-					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
 	int ref0[GUP_KUNIT_NPAGES];
 	struct gup_kunit_snap s;
+	unsigned long addr = gup_kunit_fill_and_snap(test, ref0, &s);
 	long i, ret;
 
-	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
-	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
-	gup_kunit_snap_counters(&s);
 	p->foll_get = true;
 	ret = get_user_pages_fast(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
 				  p->pages);
@@ -288,7 +68,7 @@ static void get_user_pages_fast_takes_references_not_pins(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	for (i = 0; i < GUP_KUNIT_NPAGES; i++) {
 		KUNIT_EXPECT_EQ(test, page_ref_count(p->pages[i]), ref0[i] + 1);
-		KUNIT_EXPECT_FALSE(test, page_maybe_dma_pinned(p->pages[i]));
+		KUNIT_EXPECT_FALSE(test, gup_kunit_page_pinned(p->pages[i]));
 	}
 	GUP_KUNIT_EXPECT_COUNTERS(test, &s, 0, 0);
 }
@@ -354,14 +134,12 @@ static void pin_user_pages_range_into_hole_pins_prefix(struct kunit *test)
 					(GUP_KUNIT_NPAGES - mapped) *
 					PAGE_SIZE), 0);
 	gup_kunit_snap_counters(&s);
-	mmap_read_lock(current->mm);
-	ret = pin_user_pages(addr, GUP_KUNIT_NPAGES, FOLL_WRITE, p->pages,
-			     NULL);
-	mmap_read_unlock(current->mm);
+	ret = gup_kunit_pin_path(false, addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+				 p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, mapped);
 	for (i = 0; i < min(ret, mapped); i++)
-		KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(p->pages[i]));
+		KUNIT_EXPECT_TRUE(test, gup_kunit_page_pinned(p->pages[i]));
 	GUP_KUNIT_EXPECT_COUNTERS(test, &s, mapped, 0);
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_COUNTERS(test, &s, mapped, mapped);
@@ -382,8 +160,6 @@ struct gup_kunit_lt_case {
 	long offset;		/* first page, in pages from the mapping */
 	long npages;
 };
-
-#define GUP_KUNIT_HPAGE_NR	(1L << (PMD_SHIFT - PAGE_SHIFT))
 
 static const struct gup_kunit_lt_case gup_kunit_lt_cases[] = {
 	{ "anon slow", false, false, 0, GUP_KUNIT_NPAGES },
@@ -410,7 +186,8 @@ static bool gup_kunit_all_movable(struct kunit *test, unsigned long start,
 	long i;
 
 	for (i = 0; i < npages && movable; i++) {
-		if (get_user_pages_fast(start + i * PAGE_SIZE, 1, 0, &page) != 1)
+		page = gup_kunit_mapped(test, start, i);
+		if (!page)
 			return false;
 		movable = page_zonenum(page) == ZONE_MOVABLE;
 		put_page(page);
@@ -457,24 +234,16 @@ static void pin_user_pages_longterm_migrates_movable_pages(struct kunit *test)
 	long i, ret;
 
 	gup_kunit_snap_counters(&s);
-	if (c->fast) {
-		ret = pin_user_pages_fast(start, c->npages,
-					  FOLL_WRITE | FOLL_LONGTERM, p->pages);
-	} else {
-		mmap_read_lock(current->mm);
-		ret = pin_user_pages(start, c->npages,
-				     FOLL_WRITE | FOLL_LONGTERM, p->pages,
-				     NULL);
-		mmap_read_unlock(current->mm);
-	}
+	ret = gup_kunit_pin_path(c->fast, start, c->npages,
+				 FOLL_WRITE | FOLL_LONGTERM, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, c->npages);
 	for (i = 0; i < c->npages; i++) {
-		if (!is_longterm_pinnable_page(p->pages[i]) ||
-		    !page_maybe_dma_pinned(p->pages[i])) {
+		if (!gup_kunit_longterm_pinnable(p->pages[i]) ||
+		    !gup_kunit_page_pinned(p->pages[i])) {
 			KUNIT_FAIL(test, "page %ld: zone %d, pinned %d", i,
 				   page_zonenum(p->pages[i]),
-				   page_maybe_dma_pinned(p->pages[i]));
+				   gup_kunit_page_pinned(p->pages[i]));
 			break;
 		}
 	}
@@ -483,7 +252,7 @@ static void pin_user_pages_longterm_migrates_movable_pages(struct kunit *test)
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, c->npages);
 	if (c->hugetlb)
 		KUNIT_EXPECT_EQ(test,
-				atomic_read(folio_pincount_ptr(page_folio(p->pages[0]))),
+				gup_kunit_pincount(page_folio(p->pages[0])),
 				(int)min(c->npages, GUP_KUNIT_HPAGE_NR - c->offset));
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
@@ -494,71 +263,32 @@ static void pin_user_pages_longterm_migrates_movable_pages(struct kunit *test)
 /* ------------------------------------------------------------------ */
 
 /*
- * Expect each of @npages pinned pages to hold exactly GUP_PIN_COUNTING_BIAS
- * references more than @ref0 (an order-0 folio counts a pin that way) and
- * to read as pinned. LRU batches (mark_page_accessed() of FOLL_TOUCH
- * callers) hold references too: drain them first.
- */
-static void gup_kunit_expect_biased(struct kunit *test, struct page **pages,
-				    long npages, const int *ref0)
-{
-	long i;
-
-	lru_add_drain_all();
-	for (i = 0; i < npages; i++) {
-		KUNIT_EXPECT_EQ_MSG(test, page_ref_count(pages[i]),
-				    ref0[i] + (int)GUP_PIN_COUNTING_BIAS,
-				    "page %ld", i);
-		KUNIT_EXPECT_TRUE_MSG(test, page_maybe_dma_pinned(pages[i]),
-				      "page %ld", i);
-	}
-}
-
-/* Expect each page to be back at its refcount of @ref0, unpinned. */
-static void gup_kunit_expect_unbiased(struct kunit *test, struct page **pages,
-				      long npages, const int *ref0)
-{
-	long i;
-
-	lru_add_drain_all();
-	for (i = 0; i < npages; i++) {
-		KUNIT_EXPECT_EQ_MSG(test, page_ref_count(pages[i]), ref0[i],
-				    "page %ld", i);
-		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(pages[i]),
-				       "page %ld", i);
-	}
-}
-
-/*
  * pin_user_pages_remote() on the caller's own mm (6.1 signature: vmas and
  * locked both NULL, so the caller holds mmap_read_lock throughout): the
  * pages mapped there, + GUP_PIN_COUNTING_BIAS each, balanced by the unpin.
  */
 static void pin_user_pages_remote_pins_pages_of_given_mm(struct kunit *test)
 {
-	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
-					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
 	int ref0[GUP_KUNIT_NPAGES];
 	struct gup_kunit_snap s;
+	unsigned long addr = gup_kunit_fill_and_snap(test, ref0, &s);
 	long ret;
 
-	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
-	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
-	gup_kunit_snap_counters(&s);
 	mmap_read_lock(current->mm);
-	ret = pin_user_pages_remote(current->mm, addr, GUP_KUNIT_NPAGES,
-				    FOLL_WRITE, p->pages, NULL, NULL);
+	ret = gup_kunit_pin_user_pages_remote(current->mm, addr,
+					      GUP_KUNIT_NPAGES, FOLL_WRITE,
+					      p->pages);
 	mmap_read_unlock(current->mm);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
 	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
 	gup_kunit_expect_filled(test, p->pages, GUP_KUNIT_NPAGES);
-	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, true);
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
-	gup_kunit_expect_unbiased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, false);
 }
 
 /*
@@ -597,37 +327,33 @@ static void pin_user_pages_unlocked_faults_in_and_pins(struct kunit *test)
 				    (int)GUP_PIN_COUNTING_BIAS, "page %ld", i);
 }
 
-/* pin_user_pages_fast_only() of faulted memory pins all of it. */
-static void pin_user_pages_fast_only_pins_faulted_pages(struct kunit *test)
+/* GUP-fast alone (FOLL_FAST_ONLY) pins all of faulted memory. */
+static void gup_fast_only_pins_faulted_pages(struct kunit *test)
 {
-	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
-					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
 	int ref0[GUP_KUNIT_NPAGES];
 	struct gup_kunit_snap s;
+	unsigned long addr = gup_kunit_fill_and_snap(test, ref0, &s);
 	long ret;
 
-	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
-	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
-	gup_kunit_snap_counters(&s);
-	ret = pin_user_pages_fast_only(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
-				       p->pages);
+	ret = gup_kunit_pin_fast_only(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+				      p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
 	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
-	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, true);
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
-	gup_kunit_expect_unbiased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, false);
 }
 
 /*
- * pin_user_pages_fast_only() never faults: of memory whose second half was
+ * GUP-fast alone never faults: of memory whose second half was
  * never touched it pins the faulted first half and returns that count
  * (never -errno), and the untouched half stays unmapped.
  */
-static void pin_user_pages_fast_only_never_faults(struct kunit *test)
+static void gup_fast_only_never_faults(struct kunit *test)
 {
 	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
 					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
@@ -639,8 +365,8 @@ static void pin_user_pages_fast_only_never_faults(struct kunit *test)
 
 	gup_kunit_fill(test, addr, faulted);
 	gup_kunit_snap_counters(&s);
-	ret = pin_user_pages_fast_only(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
-				       p->pages);
+	ret = gup_kunit_pin_fast_only(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+				      p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, faulted);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, p->nr);
@@ -674,8 +400,7 @@ static void pin_user_pages_fast_with_foll_get_warns_and_fails(struct kunit *test
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-EINVAL);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
-	KUNIT_EXPECT_EQ(test, atomic_read(&gup_kunit_warnings), 1);
-	gup_kunit_warn_reset();
+	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
 }
 
 /*
@@ -723,15 +448,8 @@ static void pin_user_pages_beyond_protection_fails(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, copy_from_user(&val, (void __user *)(addr +
 					i * PAGE_SIZE), sizeof(val)), 0UL);
 	gup_kunit_snap_counters(&s);
-	if (c->fast) {
-		ret = pin_user_pages_fast(addr, GUP_KUNIT_NPAGES, c->flags,
-					  p->pages);
-	} else {
-		mmap_read_lock(current->mm);
-		ret = pin_user_pages(addr, GUP_KUNIT_NPAGES, c->flags,
-				     p->pages, NULL);
-		mmap_read_unlock(current->mm);
-	}
+	ret = gup_kunit_pin_path(c->fast, addr, GUP_KUNIT_NPAGES, c->flags,
+				 p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
@@ -746,19 +464,6 @@ static void gup_kunit_path_desc(const bool *fast, char *desc)
 }
 
 KUNIT_ARRAY_PARAM(gup_kunit_path, gup_kunit_paths, gup_kunit_path_desc);
-
-static long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
-			       unsigned int flags, struct page **pages)
-{
-	long ret;
-
-	if (fast)
-		return pin_user_pages_fast(start, npages, flags, pages);
-	mmap_read_lock(current->mm);
-	ret = pin_user_pages(start, npages, flags, pages, NULL);
-	mmap_read_unlock(current->mm);
-	return ret;
-}
 
 /*
  * A long-term pin whose migration cannot be done: one page of the range,
@@ -811,17 +516,66 @@ static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit 
 }
 
 /*
- * Share an exclusive anonymous page with an imaginary child, as fork()'s
- * copy_present_pte() does: write-protect the PTE, take the child's
- * reference and mapcount with page_try_dup_anon_rmap(). The page is then
- * COW-shared: mapped read-only, not exclusive, mapcount 2. The child's
- * share is a KUnit resource, dropped when the case ends; it touches only
- * the struct page, never the mm, which may be gone by then.
+ * What fork()'s copy_present_pte() does to the exclusive anonymous page
+ * mapped at @addr, under the locks that copy_page_range() holds (mmap
+ * write lock, write_protect_seq, PT lock): try to share it with an
+ * (imaginary) child, gup_kunit_dup_anon_rmap(). Return its result; in
+ * *@exclusive, whether the page was still exclusive afterwards. If it
+ * shared the page and @keep, the PTE is write-protected as after fork()
+ * and *@shared is the page, with the child's reference; if it shared the
+ * page and not @keep, the share is undone before the locks are dropped,
+ * so that the mm is as it was.
+ */
+static int gup_kunit_fork_share(unsigned long addr, bool keep,
+				struct page **shared, bool *exclusive)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	struct page *page;
+	spinlock_t *ptl;		/* the PT lock of addr */
+	pte_t *ptep;
+	int ret = -ENOENT;
+
+	mmap_write_lock(mm);
+	raw_write_seqcount_begin(&mm->write_protect_seq);
+	vma = vma_lookup(mm, addr);
+	ptep = vma ? get_locked_pte(mm, addr, &ptl) : NULL;
+	if (ptep) {
+		page = vm_normal_page(vma, addr, ptep_get(ptep));
+		if (page && PageAnon(page)) {
+			ret = gup_kunit_dup_anon_rmap(page, vma);
+			*exclusive = PageAnonExclusive(page);
+		}
+		if (!ret && keep) {
+			get_page(page);
+			ptep_set_wrprotect(mm, addr, ptep);
+			*shared = page;
+		} else if (!ret) {
+			atomic_dec(&page->_mapcount);
+			SetPageAnonExclusive(page);
+		}
+		pte_unmap_unlock(ptep, ptl);
+		if (!ret && keep)
+			flush_tlb_page(vma, addr);
+	}
+	raw_write_seqcount_end(&mm->write_protect_seq);
+	mmap_write_unlock(mm);
+	return ret;
+}
+
+/*
+ * The imaginary child's share of a page that gup_kunit_cow_share() shared:
+ * a KUnit resource. The case ends it with gup_kunit_child_exit(), while
+ * the case's mm still exists, as the child's exit would: its rmap and its
+ * reference go. Should the case end early, the release drops them with no
+ * mm to hand; the page's mapped-page statistics are then off by one.
  */
 static void gup_kunit_child_release(struct kunit_resource *res)
 {
 	struct page *page = res->data;
 
+	if (!page)
+		return;
 	atomic_dec(&page->_mapcount);
 	put_page(page);
 }
@@ -832,40 +586,44 @@ static int gup_kunit_child_init(struct kunit_resource *res, void *page)
 	return 0;
 }
 
-static struct page *gup_kunit_cow_share(struct kunit *test, unsigned long addr)
+/*
+ * Share the exclusive anonymous page at @addr with an imaginary child, as
+ * fork() does. The page is then COW-shared: mapped read-only, not
+ * exclusive, mapcount 2, until gup_kunit_child_exit().
+ */
+static struct kunit_resource *gup_kunit_cow_share(struct kunit *test,
+						  unsigned long addr)
 {
-	struct mm_struct *mm = current->mm;
-	struct vm_area_struct *vma;
+	struct kunit_resource *child;
 	struct page *page = NULL;
-	spinlock_t *ptl;		/* the PT lock of addr, from follow_pte() */
-	void *child;
-	pte_t *ptep;
-	int ret = -ENOENT;
+	bool exclusive;
 
-	mmap_write_lock(mm);
-	raw_write_seqcount_begin(&mm->write_protect_seq);
-	vma = vma_lookup(mm, addr);
-	if (vma && !follow_pte(mm, addr, &ptep, &ptl)) {
-		page = vm_normal_page(vma, addr, *ptep);
-		if (page && PageAnon(page)) {
-			get_page(page);
-			ret = page_try_dup_anon_rmap(page, false, vma);
-			if (ret)
-				put_page(page);
-			else
-				ptep_set_wrprotect(mm, addr, ptep);
-		}
-		pte_unmap_unlock(ptep, ptl);
-		if (!ret)
-			flush_tlb_page(vma, addr);
-	}
-	raw_write_seqcount_end(&mm->write_protect_seq);
-	mmap_write_unlock(mm);
-	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "cannot COW-share %#lx", addr);
-	child = kunit_alloc_resource(test, gup_kunit_child_init,
-				     gup_kunit_child_release, GFP_KERNEL, page);
+	KUNIT_ASSERT_EQ_MSG(test, gup_kunit_fork_share(addr, true, &page,
+						       &exclusive), 0,
+			    "cannot COW-share %#lx", addr);
+	child = kunit_alloc_and_get_resource(test, gup_kunit_child_init,
+					     gup_kunit_child_release,
+					     GFP_KERNEL, page);
 	KUNIT_ASSERT_NOT_NULL(test, child);
-	return page;
+	kunit_put_resource(child);
+	return child;
+}
+
+/* The child exits: it unmaps the page it shared (mapped in @addr's VMA). */
+static void gup_kunit_child_exit(struct kunit_resource *child,
+				 unsigned long addr)
+{
+	struct page *page = child->data;
+	struct vm_area_struct *vma;
+
+	mmap_read_lock(current->mm);
+	vma = vma_lookup(current->mm, addr);
+	if (vma) {
+		gup_kunit_remove_anon_rmap(page, vma);
+		put_page(page);
+		child->data = NULL;
+	}
+	mmap_read_unlock(current->mm);
 }
 
 /*
@@ -883,14 +641,16 @@ static void pin_user_pages_read_of_cow_shared_page_unshares(struct kunit *test)
 	unsigned long addr = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW,
 					    GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct kunit_resource *child;
 	struct gup_kunit_snap s;
 	struct page *shared;
 	long ret;
 
 	gup_kunit_fill(test, addr, 1);
-	shared = gup_kunit_cow_share(test, addr);
+	child = gup_kunit_cow_share(test, addr);
+	shared = child->data;
 	KUNIT_ASSERT_FALSE(test, PageAnonExclusive(shared));
-	KUNIT_ASSERT_EQ(test, page_mapcount(shared), 2);
+	KUNIT_ASSERT_EQ(test, folio_mapcount(page_folio(shared)), 2);
 	gup_kunit_snap_counters(&s);
 	ret = gup_kunit_pin_path(*fast, addr, 1, 0, p->pages);
 	gup_kunit_pins_got(p, ret);
@@ -898,13 +658,14 @@ static void pin_user_pages_read_of_cow_shared_page_unshares(struct kunit *test)
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 1);
 	KUNIT_EXPECT_PTR_NE(test, p->pages[0], shared);
 	KUNIT_EXPECT_TRUE(test, PageAnonExclusive(p->pages[0]));
-	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(p->pages[0]));
+	KUNIT_EXPECT_TRUE(test, gup_kunit_page_pinned(p->pages[0]));
 	gup_kunit_expect_mapped(test, addr, p->pages, 1);
 	gup_kunit_expect_filled(test, p->pages, 1);
-	KUNIT_EXPECT_FALSE(test, page_maybe_dma_pinned(shared));
-	KUNIT_EXPECT_EQ(test, page_mapcount(shared), 1);
+	KUNIT_EXPECT_FALSE(test, gup_kunit_page_pinned(shared));
+	KUNIT_EXPECT_EQ(test, folio_mapcount(page_folio(shared)), 1);
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	gup_kunit_child_exit(child, addr);
 }
 
 #ifdef CONFIG_DEVICE_PRIVATE
@@ -986,8 +747,8 @@ static void pin_user_pages_longterm_migrates_device_coherent_page(struct kunit *
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 2);
 	KUNIT_EXPECT_PTR_NE(test, p->pages[0], dpage);
 	KUNIT_EXPECT_FALSE(test, is_zone_device_page(p->pages[0]));
-	KUNIT_EXPECT_TRUE(test, is_longterm_pinnable_page(p->pages[0]));
-	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(p->pages[0]));
+	KUNIT_EXPECT_TRUE(test, gup_kunit_longterm_pinnable(p->pages[0]));
+	KUNIT_EXPECT_TRUE(test, gup_kunit_page_pinned(p->pages[0]));
 	gup_kunit_expect_mapped(test, addr, p->pages, 2);
 	gup_kunit_expect_filled(test, p->pages, 2);
 	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
@@ -1052,15 +813,12 @@ static void pin_user_pages_thp_counts_exactly_on_huge_folio(struct kunit *test)
 	struct gup_kunit_pins *p = gup_kunit_pins(test, HPAGE_PMD_NR);
 	struct gup_kunit_snap s;
 	struct folio *folio;
-	struct page *page;
 	long ret;
 
 	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, start, HPAGE_PMD_SIZE,
 					 MADV_HUGEPAGE), 0);
 	gup_kunit_fill(test, start, HPAGE_PMD_NR);
-	KUNIT_ASSERT_EQ(test, get_user_pages_fast(start, 1, 0, &page), 1);
-	folio = page_folio(page);
-	put_page(page);
+	folio = gup_kunit_user_folio(test, start);
 	if (!folio_test_large(folio))
 		kunit_skip(test, "no THP at %#lx", start);
 	lru_add_drain_all();
@@ -1096,17 +854,11 @@ static void pin_user_pages_hugetlb_to_end_of_mapping_counts_per_folio(struct kun
 	struct gup_kunit_pins *p = gup_kunit_pins(test, npages);
 	struct gup_kunit_snap s0, s1;
 	struct folio *f0, *f1;
-	struct page *page;
 	long ret;
 
 	gup_kunit_fill(test, start, npages);
-	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr, 1, 0, &page), 1);
-	f0 = page_folio(page);
-	put_page(page);
-	KUNIT_ASSERT_EQ(test, get_user_pages_fast(addr + PMD_SIZE, 1, 0,
-						  &page), 1);
-	f1 = page_folio(page);
-	put_page(page);
+	f0 = gup_kunit_user_folio(test, addr);
+	f1 = gup_kunit_user_folio(test, addr + PMD_SIZE);
 	gup_kunit_snap(f0, &s0);
 	gup_kunit_snap(f1, &s1);
 	ret = gup_kunit_pin_path(*fast, start, npages, FOLL_WRITE, p->pages);
@@ -1171,7 +923,7 @@ static void pin_user_pages_shmem_pins_shared_pages(struct kunit *test)
 	mmap_read_unlock(current->mm);
 	KUNIT_ASSERT_NOT_NULL(test, file);
 	KUNIT_EXPECT_TRUE(test, shmem_file(file));
-	addr2 = vm_mmap(file, 0, len, GUP_KUNIT_RW, MAP_SHARED, 0);
+	addr2 = gup_kunit_vm_mmap(test, file, len, GUP_KUNIT_RW, MAP_SHARED);
 	fput(file);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(addr2));
 
@@ -1181,15 +933,15 @@ static void pin_user_pages_shmem_pins_shared_pages(struct kunit *test)
 	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
 	gup_kunit_snap_counters(&s);
 	if (c->fast_only)
-		ret = pin_user_pages_fast_only(addr, GUP_KUNIT_NPAGES,
-					       FOLL_WRITE, p->pages);
+		ret = gup_kunit_pin_fast_only(addr, GUP_KUNIT_NPAGES,
+					      FOLL_WRITE, p->pages);
 	else
 		ret = gup_kunit_pin_path(false, addr, GUP_KUNIT_NPAGES,
 					 FOLL_WRITE, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
-	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, true);
 	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
 	gup_kunit_expect_mapped(test, addr2, p->pages, GUP_KUNIT_NPAGES);
 	gup_kunit_expect_filled(test, p->pages, GUP_KUNIT_NPAGES);
@@ -1203,7 +955,7 @@ static void pin_user_pages_shmem_pins_shared_pages(struct kunit *test)
 
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
-	gup_kunit_expect_unbiased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, false);
 }
 
 /* A driver's mmap that maps one kernel page with remap_pfn_range(). */
@@ -1239,7 +991,8 @@ static void pin_user_pages_pfnmap_fails(struct kunit *test)
 	file = anon_inode_getfile("gup_kunit_pfnmap", &gup_kunit_pfnmap_fops,
 				  &f->folio->page, O_RDWR);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	addr = vm_mmap(file, 0, PAGE_SIZE, GUP_KUNIT_RW, MAP_SHARED, 0);
+	addr = gup_kunit_vm_mmap(test, file, PAGE_SIZE, GUP_KUNIT_RW,
+				 MAP_SHARED);
 	fput(file);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
 			       (long)addr);
@@ -1286,7 +1039,7 @@ static void pin_user_pages_gate_area_pins_vsyscall_page(struct kunit *test)
 	if (!in_gate_area(current->mm, VSYSCALL_ADDR))
 		kunit_skip(test, "no gate area (boot with vsyscall=emulate)");
 	mmap_read_lock(current->mm);
-	ret = get_user_pages(VSYSCALL_ADDR, 1, 0, &page, NULL);
+	ret = gup_kunit_get_user_pages(VSYSCALL_ADDR, 1, 0, &page);
 	mmap_read_unlock(current->mm);
 	KUNIT_ASSERT_EQ(test, ret, 1L);
 	put_page(page);
@@ -1333,17 +1086,13 @@ static void pin_user_pages_gate_area_refuses_write(struct kunit *test)
  */
 static void munmap_while_pinned_keeps_pages_until_unpin(struct kunit *test)
 {
-	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
-					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
 	int ref0[GUP_KUNIT_NPAGES];
 	struct gup_kunit_snap s;
+	unsigned long addr = gup_kunit_fill_and_snap(test, ref0, &s);
 	struct page *page;
 	long i, ret;
 
-	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
-	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
-	gup_kunit_snap_counters(&s);
 	ret = pin_user_pages_fast(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
 				  p->pages);
 	gup_kunit_pins_got(p, ret);
@@ -1353,7 +1102,7 @@ static void munmap_while_pinned_keeps_pages_until_unpin(struct kunit *test)
 			-EFAULT);
 	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
 		ref0[i]--;	/* the mapping's reference went with it */
-	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, true);
 	gup_kunit_expect_filled(test, p->pages, GUP_KUNIT_NPAGES);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
 	gup_kunit_unpin(p);
@@ -1368,16 +1117,12 @@ static void munmap_while_pinned_keeps_pages_until_unpin(struct kunit *test)
  */
 static void madv_dontneed_while_pinned_refaults_new_page(struct kunit *test)
 {
-	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
-					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
 	int ref0[GUP_KUNIT_NPAGES];
 	struct gup_kunit_snap s;
+	unsigned long addr = gup_kunit_fill_and_snap(test, ref0, &s);
 	long i, ret;
 
-	gup_kunit_fill(test, addr, GUP_KUNIT_NPAGES);
-	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
-	gup_kunit_snap_counters(&s);
 	ret = pin_user_pages_fast(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
 				  p->pages);
 	gup_kunit_pins_got(p, ret);
@@ -1387,7 +1132,7 @@ static void madv_dontneed_while_pinned_refaults_new_page(struct kunit *test)
 					 MADV_DONTNEED), 0);
 	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
 		ref0[i]--;	/* the mapping's reference went with it */
-	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0);
+	gup_kunit_expect_biased(test, p->pages, GUP_KUNIT_NPAGES, ref0, true);
 	gup_kunit_expect_filled(test, p->pages, GUP_KUNIT_NPAGES);
 	for (i = 0; i < GUP_KUNIT_NPAGES; i++) {
 		struct page *now;
@@ -1403,7 +1148,7 @@ static void madv_dontneed_while_pinned_refaults_new_page(struct kunit *test)
 		kunmap_local(kaddr);
 		KUNIT_EXPECT_PTR_NE_MSG(test, now, p->pages[i], "page %ld", i);
 		KUNIT_EXPECT_EQ_MSG(test, tag, 0ULL, "page %ld", i);
-		KUNIT_EXPECT_FALSE_MSG(test, page_maybe_dma_pinned(now),
+		KUNIT_EXPECT_FALSE_MSG(test, gup_kunit_page_pinned(now),
 				       "page %ld", i);
 		put_page(now);
 	}
@@ -1412,74 +1157,7 @@ static void madv_dontneed_while_pinned_refaults_new_page(struct kunit *test)
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 }
 
-#if defined(CONFIG_SWAP) && defined(CONFIG_BLK_DEV_RAM) && defined(CONFIG_X86_64)
-/*
- * Swap for one case: the ramdisk /dev/ram0 (brd.rd_nr=1 brd.rd_size= on
- * the kernel command line) as a swap area. Built-in KUnit runs before
- * user space: there is no /dev, so the case makes a block-device node in
- * the root filesystem; and there is no in-kernel swapon(), so it calls
- * the system call's x86-64 entry with the path in its own user memory.
- */
-asmlinkage long __x64_sys_swapon(const struct pt_regs *regs);
-asmlinkage long __x64_sys_swapoff(const struct pt_regs *regs);
-
-#define GUP_KUNIT_SWAP_DEV	"/gup_kunit_ram0"
-
-static int gup_kunit_swap_mknod(void)
-{
-	struct dentry *dentry;
-	struct path path;
-	int err;
-
-	dentry = kern_path_create(AT_FDCWD, GUP_KUNIT_SWAP_DEV, &path, 0);
-	if (IS_ERR(dentry))
-		return PTR_ERR(dentry) == -EEXIST ? 0 : PTR_ERR(dentry);
-	err = vfs_mknod(mnt_user_ns(path.mnt), d_inode(path.dentry), dentry,
-			S_IFBLK | 0600, MKDEV(RAMDISK_MAJOR, 0));
-	done_path_create(&path, dentry);
-	return err;
-}
-
-/* Write a version-1 swap header ("SWAPSPACE2") over the whole ramdisk. */
-static int gup_kunit_swap_mkswap(void)
-{
-	union swap_header *hdr;
-	struct file *f;
-	loff_t pos = 0, size;
-	ssize_t n;
-
-	f = filp_open(GUP_KUNIT_SWAP_DEV, O_RDWR | O_LARGEFILE, 0);
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	size = i_size_read(f->f_mapping->host);
-	hdr = kzalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!hdr || size < 16 * PAGE_SIZE) {
-		kfree(hdr);
-		fput(f);
-		return hdr ? -ENOSPC : -ENOMEM;
-	}
-	hdr->info.version = 1;
-	hdr->info.last_page = size / PAGE_SIZE - 1;
-	memcpy(hdr->magic.magic, "SWAPSPACE2", 10);
-	n = kernel_write(f, hdr, PAGE_SIZE, &pos);
-	kfree(hdr);
-	if (n == PAGE_SIZE)
-		n = vfs_fsync(f, 0);
-	fput(f);
-	return n < 0 ? n : 0;
-}
-
-/* swapon() or swapoff() of the ramdisk, through a user copy of its path. */
-static long gup_kunit_swap_syscall(unsigned long ubuf, bool on)
-{
-	struct pt_regs regs = { .di = ubuf, .si = 0 };
-
-	if (copy_to_user((void __user *)ubuf, GUP_KUNIT_SWAP_DEV,
-			 sizeof(GUP_KUNIT_SWAP_DEV)))
-		return -EFAULT;
-	return on ? __x64_sys_swapon(&regs) : __x64_sys_swapoff(&regs);
-}
-
+#ifdef CONFIG_SWAP
 /* MADV_PAGEOUT of one page: reclaim it now, swapping if it is anon. */
 static int gup_kunit_pageout(unsigned long addr)
 {
@@ -1494,34 +1172,30 @@ static int gup_kunit_pageout(unsigned long addr)
  * cache reference would later make a write fault copy it away from the
  * DMA. With swap on, MADV_PAGEOUT of a pinned page leaves it mapped, out
  * of the swap cache, with its pin; MADV_PAGEOUT of its unpinned
- * neighbour swaps that one out, which shows that swap works. swapoff at
- * the end brings it back.
+ * neighbour swaps that one out, which shows that swap works. Without swap
+ * space there is nothing to show: the case skips.
  */
 static void pageout_does_not_swap_pinned_anon_page(struct kunit *test)
 {
-	unsigned long addr = gup_kunit_mmap(test, 3 * PAGE_SIZE, GUP_KUNIT_RW,
+	unsigned long addr = gup_kunit_mmap(test, 2 * PAGE_SIZE, GUP_KUNIT_RW,
 					    GUP_KUNIT_ANON);
-	unsigned long ubuf = addr + 2 * PAGE_SIZE;
 	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
 	struct gup_kunit_snap s;
 	struct page *now;
-	long ret, swapon;
+	long ret;
 
-	KUNIT_ASSERT_EQ(test, gup_kunit_swap_mknod(), 0);
-	KUNIT_ASSERT_EQ_MSG(test, gup_kunit_swap_mkswap(), 0,
-			    "no ramdisk (boot with brd.rd_nr=1 brd.rd_size=)");
+	if (!total_swap_pages)
+		kunit_skip(test, "no swap space to page out to");
 	gup_kunit_fill(test, addr, 2);
 	gup_kunit_snap_counters(&s);
 	ret = pin_user_pages_fast(addr, 1, FOLL_WRITE, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, 1L);
 
-	swapon = gup_kunit_swap_syscall(ubuf, true);
-	KUNIT_EXPECT_EQ(test, swapon, 0L);
 	KUNIT_EXPECT_EQ(test, gup_kunit_pageout(addr), 0);
 	KUNIT_EXPECT_EQ(test, gup_kunit_pageout(addr + PAGE_SIZE), 0);
-	KUNIT_EXPECT_FALSE(test, PageSwapCache(p->pages[0]));
-	KUNIT_EXPECT_TRUE(test, page_maybe_dma_pinned(p->pages[0]));
+	KUNIT_EXPECT_FALSE(test, folio_test_swapcache(page_folio(p->pages[0])));
+	KUNIT_EXPECT_TRUE(test, gup_kunit_page_pinned(p->pages[0]));
 	KUNIT_EXPECT_EQ(test, get_user_pages_fast_only(addr, 1, 0, &now), 1);
 	if (now == p->pages[0])
 		put_page(now);
@@ -1532,48 +1206,9 @@ static void pageout_does_not_swap_pinned_anon_page(struct kunit *test)
 			    "the unpinned neighbour was not swapped out");
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
-	if (!swapon)
-		KUNIT_EXPECT_EQ(test, gup_kunit_swap_syscall(ubuf, false), 0L);
 	gup_kunit_expect_filled(test, p->pages, 1);
 }
-#endif /* CONFIG_SWAP && CONFIG_BLK_DEV_RAM && CONFIG_X86_64 */
-
-/*
- * What fork() does to each exclusive anonymous page of the parent, under
- * the locks that copy_page_range() holds (mmap write lock,
- * write_protect_seq, PT lock): page_try_dup_anon_rmap(). On success it
- * shares the page with the (imaginary) child; undo that before dropping
- * the locks, so that the mm is as it was. Return its result and whether
- * the page was still exclusive afterwards.
- */
-static int gup_kunit_try_dup(unsigned long addr, bool *exclusive)
-{
-	struct mm_struct *mm = current->mm;
-	struct vm_area_struct *vma;
-	struct page *page = NULL;
-	spinlock_t *ptl;		/* the PT lock of addr, from follow_pte() */
-	pte_t *ptep;
-	int ret = -ENOENT;
-
-	mmap_write_lock(mm);
-	raw_write_seqcount_begin(&mm->write_protect_seq);
-	vma = vma_lookup(mm, addr);
-	if (vma && !follow_pte(mm, addr, &ptep, &ptl)) {
-		page = vm_normal_page(vma, addr, *ptep);
-		if (page && PageAnon(page)) {
-			ret = page_try_dup_anon_rmap(page, false, vma);
-			*exclusive = PageAnonExclusive(page);
-			if (!ret) {
-				atomic_dec(&page->_mapcount);
-				SetPageAnonExclusive(page);
-			}
-		}
-		pte_unmap_unlock(ptep, ptl);
-	}
-	raw_write_seqcount_end(&mm->write_protect_seq);
-	mmap_write_unlock(mm);
-	return ret;
-}
+#endif /* CONFIG_SWAP */
 
 /*
  * fork() must not share a pinned exclusive anonymous page with the child
@@ -1601,13 +1236,14 @@ static void fork_refuses_to_share_pinned_anon_page(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ret, 1L);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 1);
 	KUNIT_ASSERT_TRUE(test, PageAnonExclusive(p->pages[0]));
-	KUNIT_EXPECT_EQ(test, gup_kunit_try_dup(addr, &exclusive),
-			-EBUSY);
+	KUNIT_EXPECT_EQ(test, gup_kunit_fork_share(addr, false, NULL,
+						   &exclusive), -EBUSY);
 	KUNIT_EXPECT_TRUE(test, exclusive);
-	KUNIT_EXPECT_EQ(test, page_mapcount(p->pages[0]), 1);
+	KUNIT_EXPECT_EQ(test, folio_mapcount(page_folio(p->pages[0])), 1);
 	gup_kunit_unpin(p);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
-	KUNIT_EXPECT_EQ(test, gup_kunit_try_dup(addr, &exclusive), 0);
+	KUNIT_EXPECT_EQ(test, gup_kunit_fork_share(addr, false, NULL,
+						   &exclusive), 0);
 	KUNIT_EXPECT_FALSE(test, exclusive);
 }
 
@@ -1629,8 +1265,8 @@ static struct kunit_case gup_pin_user_cases[] = {
 #endif
 	KUNIT_CASE(pin_user_pages_remote_pins_pages_of_given_mm),
 	KUNIT_CASE(pin_user_pages_unlocked_faults_in_and_pins),
-	KUNIT_CASE(pin_user_pages_fast_only_pins_faulted_pages),
-	KUNIT_CASE(pin_user_pages_fast_only_never_faults),
+	KUNIT_CASE(gup_fast_only_pins_faulted_pages),
+	KUNIT_CASE(gup_fast_only_never_faults),
 	KUNIT_CASE(pin_user_pages_fast_with_foll_get_warns_and_fails),
 	KUNIT_CASE_PARAM(pin_user_pages_beyond_protection_fails,
 			 gup_kunit_access_gen_params),
@@ -1650,7 +1286,7 @@ static struct kunit_case gup_pin_user_cases[] = {
 #endif
 	KUNIT_CASE(munmap_while_pinned_keeps_pages_until_unpin),
 	KUNIT_CASE(madv_dontneed_while_pinned_refaults_new_page),
-#if defined(CONFIG_SWAP) && defined(CONFIG_BLK_DEV_RAM) && defined(CONFIG_X86_64)
+#ifdef CONFIG_SWAP
 	KUNIT_CASE(pageout_does_not_swap_pinned_anon_page),
 #endif
 	KUNIT_CASE(fork_refuses_to_share_pinned_anon_page),
@@ -1667,3 +1303,5 @@ static struct kunit_suite gup_pin_user_suite = {
 	.exit = gup_kunit_case_exit,
 	.test_cases = gup_pin_user_cases,
 };
+
+kunit_test_suite(gup_pin_user_suite);

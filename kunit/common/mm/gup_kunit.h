@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The shared test API of the GUP pin KUnit suites (CONFIG_GUP_KUNIT_TEST).
+ *
+ * The suites, one file each, link in this order (mm/Makefile):
+ *
+ *   gup_kunit.c         this API: counters, snapshots, warnings, resources
+ *   gup_kunit_grab.c    gup_pin_grab: this kernel's grab primitives
+ *   gup_kunit_pin.c     gup_pin: pin accounting through the grab and unpin
+ *                       families, folio_maybe_dma_pinned(), reclaim
+ *   gup_kunit_warn.c    gup_pin_warn: cases that WARN on purpose
+ *   gup_kunit_devmap.c  gup_pin_devmap: ZONE_DEVICE pages
+ *   gup_kunit_user.c    gup_pin_user: pin_user_pages*() on user memory
+ *   gup_kunit_final.c   gup_pin_final: what the suites leave behind; it
+ *                       links last, so that its suite runs last
+ *
+ * gup_kunit_mm.h holds what differs between kernels (how to grab one page,
+ * read a pincount, attach a user address space); nothing here does.
+ *
+ * Every case restores what it changed: each folio, pgmap or pin array a
+ * case gets is a KUnit resource whose release undoes exactly what the case
+ * still holds, so that a broken kernel shows up as failed expectations
+ * rather than as a "Bad page state" in a later case.
+ */
+#ifndef _MM_GUP_KUNIT_H
+#define _MM_GUP_KUNIT_H
+
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/kthread.h>
+#include <linux/memremap.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/vmstat.h>
+#include "gup_kunit_mm.h"
+
+/* ------------------------------------------------------------------ */
+/* Counters and snapshots                                              */
+/* ------------------------------------------------------------------ */
+
+long gup_kunit_node_stat(enum node_stat_item item);
+
+/**
+ * struct gup_kunit_snap - a folio's pin state and the global pin counters.
+ * @ref: the folio's refcount.
+ * @pincount: its exact pincount; -1 for small folios, which have none.
+ * @acquired: NR_FOLL_PIN_ACQUIRED.
+ * @released: NR_FOLL_PIN_RELEASED.
+ */
+struct gup_kunit_snap {
+	int ref;
+	int pincount;
+	long acquired;
+	long released;
+};
+
+void gup_kunit_snap(struct folio *folio, struct gup_kunit_snap *s);
+void gup_kunit_snap_counters(struct gup_kunit_snap *s);
+
+/* The pincount that a snapshot records: -1 for a small folio. */
+static inline int gup_kunit_snap_pincount(struct folio *folio)
+{
+	return folio_test_large(folio) ? gup_kunit_pincount(folio) : -1;
+}
+
+/* May a device be writing to @page: folio_maybe_dma_pinned() of its folio. */
+static inline bool gup_kunit_page_pinned(struct page *page)
+{
+	return folio_maybe_dma_pinned(page_folio(page));
+}
+
+/* What @refs pins add to the folio's refcount. */
+static inline long gup_kunit_pin_refs(struct folio *folio, long refs)
+{
+	return folio_test_large(folio) ? refs : refs * GUP_PIN_COUNTING_BIAS;
+}
+
+/*
+ * Expect the folio to differ from snapshot @s by exactly @dref references
+ * and @dpin pincount (ignored for small folios, which have none).
+ * Macros, so that a failure names the line of the case.
+ */
+#define GUP_KUNIT_EXPECT_FOLIO(test, f, s, dref, dpin)			\
+do {									\
+	struct kunit *__gk_t = (test);					\
+	struct folio *__gk_f = (f);					\
+	const struct gup_kunit_snap *__gk_s = (s);			\
+	long __gk_ref = folio_ref_count(__gk_f);			\
+	long __gk_pin = gup_kunit_snap_pincount(__gk_f);		\
+									\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_ref - __gk_s->ref, (long)(dref), \
+			    "refcount %ld, was %d", __gk_ref, __gk_s->ref); \
+	if (__gk_s->pincount >= 0)					\
+		KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_pin - __gk_s->pincount, \
+				    (long)(dpin), "pincount %ld, was %d", \
+				    __gk_pin, __gk_s->pincount);	\
+} while (0)
+
+/*
+ * Expect NR_FOLL_PIN_ACQUIRED / NR_FOLL_PIN_RELEASED to have moved by
+ * exactly @dacq / @drel since snapshot @s. The counters are global, so a
+ * case that uses several folios checks them once, from one snapshot.
+ */
+#define GUP_KUNIT_EXPECT_COUNTERS(test, s, dacq, drel)			\
+do {									\
+	struct kunit *__gk_t = (test);					\
+	const struct gup_kunit_snap *__gk_s = (s);			\
+	long __gk_acq = gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED);	\
+	long __gk_rel = gup_kunit_node_stat(NR_FOLL_PIN_RELEASED);	\
+									\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_acq - __gk_s->acquired,	\
+			    (long)(dacq), "NR_FOLL_PIN_ACQUIRED delta");	\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_rel - __gk_s->released,	\
+			    (long)(drel), "NR_FOLL_PIN_RELEASED delta");	\
+} while (0)
+
+/*
+ * The invariant of every user-memory case: whatever a call did, retries
+ * and migrations included, the pins it still holds explain the counters
+ * exactly: NR_FOLL_PIN_ACQUIRED - NR_FOLL_PIN_RELEASED moved by @held.
+ */
+#define GUP_KUNIT_EXPECT_PINS_HELD(test, s, held)			\
+do {									\
+	struct kunit *__gk_t = (test);					\
+	const struct gup_kunit_snap *__gk_s = (s);			\
+	long __gk_net = gup_kunit_node_stat(NR_FOLL_PIN_ACQUIRED) -	\
+			__gk_s->acquired -				\
+			(gup_kunit_node_stat(NR_FOLL_PIN_RELEASED) -	\
+			 __gk_s->released);				\
+									\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_net, (long)(held),		\
+			    "pins acquired - released since the snapshot"); \
+} while (0)
+
+/* Both of the above, for a case with a single folio. */
+#define GUP_KUNIT_EXPECT_DELTA(test, f, s, dref, dpin, dacq, drel)	\
+do {									\
+	struct kunit *__gk_test = (test);				\
+	const struct gup_kunit_snap *__gk_snap = (s);			\
+									\
+	GUP_KUNIT_EXPECT_FOLIO(__gk_test, f, __gk_snap, dref, dpin);	\
+	GUP_KUNIT_EXPECT_COUNTERS(__gk_test, __gk_snap, dacq, drel);	\
+} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Warnings: every suite counts the WARNINGs that its cases cause      */
+/* ------------------------------------------------------------------ */
+
+extern atomic_t gup_kunit_warnings;
+
+int gup_kunit_suite_init(struct kunit_suite *suite);
+void gup_kunit_suite_exit(struct kunit_suite *suite);
+void gup_kunit_warn_reset(void);
+int gup_kunit_case_init(struct kunit *test);
+void gup_kunit_case_exit(struct kunit *test);
+
+/*
+ * Expect exactly @n WARNINGs since the case started (or the last reset),
+ * then count from zero again: a case that warns on purpose says how often,
+ * and the suite's .exit still fails it for any warning after that.
+ */
+#define GUP_KUNIT_EXPECT_WARNINGS(test, n)				\
+do {									\
+	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&gup_kunit_warnings), (n), \
+			    "WARNINGs on the console");			\
+	gup_kunit_warn_reset();						\
+} while (0)
+
+/* ------------------------------------------------------------------ */
+/* Folios owned by a case                                              */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct gup_kunit_folio - a folio allocated by a case, as a KUnit resource.
+ * @folio: the folio.
+ * @pins: FOLL_PIN references the case holds and has not released.
+ * @gets: plain references the case holds and has not released.
+ *
+ * A case updates @pins and @gets whenever it grabs or puts, so that the
+ * release function can undo exactly what is still outstanding, however
+ * the case ended.
+ */
+struct gup_kunit_folio {
+	struct folio *folio;
+	long pins;
+	long gets;
+};
+
+/* Folios and pgmaps the suites allocated and have not freed. */
+extern atomic_t gup_kunit_alive;
+
+struct gup_kunit_folio *gup_kunit_alloc(struct kunit *test,
+					unsigned int order);
+
+/* The head page of a case's folio, or its last page. */
+static inline struct page *gup_kunit_folio_page(struct gup_kunit_folio *f,
+						bool last)
+{
+	return folio_page(f->folio, last ? folio_nr_pages(f->folio) - 1 : 0);
+}
+
+/* Folio orders: small, the smallest large ones, PMD order, the largest. */
+static const unsigned int gup_kunit_orders[] __maybe_unused = {
+	0, 1, 2, PMD_SHIFT - PAGE_SHIFT, GUP_KUNIT_MAX_ORDER,
+};
+
+static const unsigned int gup_kunit_large_orders[] __maybe_unused = {
+	1, 2, 3, PMD_SHIFT - PAGE_SHIFT, GUP_KUNIT_MAX_ORDER,
+};
+
+static inline void gup_kunit_order_desc(const unsigned int *order,
+					char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %u", *order);
+}
+
+/* A grab through the head or the last page of a folio of some order. */
+struct gup_kunit_grab_case {
+	unsigned int order;
+	int refs;
+	bool last;
+};
+
+static const struct gup_kunit_grab_case gup_kunit_grab_cases[] __maybe_unused = {
+	{ 0, 1, false }, { 0, 3, false },
+	{ 1, 1, false }, { 1, 1, true }, { 2, 5, true },
+	{ PMD_SHIFT - PAGE_SHIFT, 1, false },
+	{ PMD_SHIFT - PAGE_SHIFT, 512, true },
+	{ GUP_KUNIT_MAX_ORDER, 1, true }, { GUP_KUNIT_MAX_ORDER, 7, false },
+};
+
+static inline void gup_kunit_grab_desc(const struct gup_kunit_grab_case *c,
+				       char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order %u refs %d via %s page",
+		 c->order, c->refs, c->last ? "last" : "head");
+}
+
+/*
+ * Pin every page of @per_folio pages of the case's folio @f (wrapping
+ * around a smaller folio) with the slow path's grab; store them in @pages
+ * and return how many.
+ */
+int gup_kunit_pin_pages(struct kunit *test, struct gup_kunit_folio *f,
+			struct page **pages, int per_folio);
+
+/* ------------------------------------------------------------------ */
+/* Checks that both trees' gup_pin_grab cases share                    */
+/* ------------------------------------------------------------------ */
+
+/* A grab that races with a split of its folio: the grab flags and refs. */
+struct gup_kunit_split_case {
+	const char *name;
+	unsigned int flags;
+	int refs;
+};
+
+static const struct gup_kunit_split_case gup_kunit_split_cases[] __maybe_unused = {
+	{ "FOLL_GET", FOLL_GET, 1 },
+	{ "FOLL_PIN", FOLL_PIN, 3 },
+};
+
+static inline void gup_kunit_split_desc(const struct gup_kunit_split_case *c,
+					char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s refs %d", c->name, c->refs);
+}
+
+void gup_kunit_check_split_retry(struct kunit *test,
+				 const struct gup_kunit_split_case *c);
+
+/*
+ * Pageblock migratetypes, and whether they allow long-term pins. The
+ * whole pageblock belongs to the case (a pageblock-order folio), so
+ * changing its type cannot misfile free pages; the type is restored
+ * under the zone lock.
+ */
+struct gup_kunit_mt_case {
+	const char *name;
+	int migratetype;
+	bool pinnable;
+};
+
+static const struct gup_kunit_mt_case gup_kunit_mt_cases[] __maybe_unused = {
+	{ "MIGRATE_MOVABLE", MIGRATE_MOVABLE, true },
+	{ "MIGRATE_UNMOVABLE", MIGRATE_UNMOVABLE, true },
+#ifdef CONFIG_CMA
+	{ "MIGRATE_CMA", MIGRATE_CMA, false },
+#endif
+#ifdef CONFIG_MEMORY_ISOLATION
+	{ "MIGRATE_ISOLATE", MIGRATE_ISOLATE, false },
+#endif
+};
+
+static inline void gup_kunit_mt_desc(const struct gup_kunit_mt_case *c,
+				     char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+void gup_kunit_check_pinnable_mt(struct kunit *test,
+				 const struct gup_kunit_mt_case *c);
+void gup_kunit_check_pinnable_movable(struct kunit *test);
+void gup_kunit_check_fast_refusal_mt(struct kunit *test,
+				     const struct gup_kunit_mt_case *c);
+void gup_kunit_check_fast_refusal_movable(struct kunit *test);
+
+/* ------------------------------------------------------------------ */
+/* ZONE_DEVICE pgmaps owned by a case                                  */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct gup_kunit_devmem - a ZONE_DEVICE pgmap created by a case.
+ * @pgmap: the pagemap, over SZ_2M of physical address space.
+ * @res: that range.
+ * @frees: how many times ->page_free() ran for its pages.
+ * @inits: how many of its pages the case handed out (DEVICE_PRIVATE and
+ *	COHERENT pages start free, at refcount 0).
+ */
+struct gup_kunit_devmem {
+	struct dev_pagemap pgmap;
+	struct resource *res;
+	atomic_t frees;
+	int inits;
+};
+
+/*
+ * Or'ed into the type of gup_kunit_devmem(): back the pgmap with real
+ * memory, which the CPU can read and write (device-coherent pages that
+ * user space maps and that migration copies), rather than with a free
+ * physical range that nothing backs.
+ */
+#define GUP_KUNIT_DEVMEM_RAM	0x100UL
+
+struct gup_kunit_devmem *gup_kunit_devmem(struct kunit *test,
+					  unsigned long type);
+struct page *gup_kunit_devmem_page(struct gup_kunit_devmem *d);
+
+/* ------------------------------------------------------------------ */
+/* User memory                                                         */
+/* ------------------------------------------------------------------ */
+
+#define GUP_KUNIT_NPAGES	8
+#define GUP_KUNIT_RW		(PROT_READ | PROT_WRITE)
+#define GUP_KUNIT_ANON		(MAP_PRIVATE | MAP_ANONYMOUS)
+#define GUP_KUNIT_HPAGE_NR	(1L << (PMD_SHIFT - PAGE_SHIFT))
+
+int gup_kunit_user_init(struct kunit *test);
+
+/**
+ * struct gup_kunit_pins - pages a case pinned, as a KUnit resource.
+ * @pages: the array that pin_user_pages*() filled.
+ * @nr: how many of them are still pinned.
+ * @foll_get: they were taken with FOLL_GET (released with put_page()).
+ *
+ * The release touches only struct pages, never an mm: it may run after
+ * the case's address space is gone.
+ */
+struct gup_kunit_pins {
+	struct page **pages;
+	long nr;
+	bool foll_get;
+};
+
+struct gup_kunit_pins *gup_kunit_pins(struct kunit *test, long n);
+
+/* Record a pin_user_pages*() result: only what was pinned is released. */
+static inline void gup_kunit_pins_got(struct gup_kunit_pins *p, long ret)
+{
+	p->nr = ret > 0 ? ret : 0;
+}
+
+void gup_kunit_unpin(struct gup_kunit_pins *p);
+long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
+			unsigned int flags, struct page **pages);
+unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
+			     unsigned long prot, unsigned long flags);
+void gup_kunit_fill(struct kunit *test, unsigned long addr, long npages);
+u64 gup_kunit_tag(struct page *page);
+struct page *gup_kunit_mapped(struct kunit *test, unsigned long addr, long i);
+void gup_kunit_expect_filled(struct kunit *test, struct page **pages,
+			     long npages);
+void gup_kunit_expect_mapped(struct kunit *test, unsigned long addr,
+			     struct page **pages, long npages);
+void gup_kunit_expect_none_pinned(struct kunit *test, unsigned long addr,
+				  long npages);
+void gup_kunit_user_refs(struct kunit *test, unsigned long addr, long npages,
+			 int *refs);
+unsigned long gup_kunit_fill_and_snap(struct kunit *test, int *refs,
+				      struct gup_kunit_snap *s);
+void gup_kunit_expect_biased(struct kunit *test, struct page **pages,
+			     long npages, const int *ref0, bool pinned);
+struct folio *gup_kunit_user_folio(struct kunit *test, unsigned long addr);
+
+#endif /* _MM_GUP_KUNIT_H */

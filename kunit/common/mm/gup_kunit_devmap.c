@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of pins of ZONE_DEVICE pages (CONFIG_GUP_KUNIT_TEST).
+ *
+ * gup_pin_devmap: FS_DAX, DEVICE_PRIVATE and DEVICE_COHERENT pages, in
+ * pgmaps that each case creates: the FS_DAX idle wakeup, ->page_free() at
+ * the final put, and the refusal of long-term pins of coherent memory.
+ */
+
+#include <linux/wait_bit.h>
+#include "gup_kunit.h"
+
+#ifdef CONFIG_DEVICE_PRIVATE
+
+/*
+ * Unpin @page with a waiter queued on its refcount, the way fs/dax waits
+ * for a busy page (wait_var_event(&page->_refcount, ...)). Return whether
+ * the unpin woke the waiter: var_wake_function() removes the entry of a
+ * task that it wakes, so no sleeping and no timing is involved.
+ */
+static bool gup_kunit_unpin_wakes_waiter(struct page *page)
+{
+	struct wait_queue_head *wq = __var_waitqueue(&page->_refcount);
+	struct wait_bit_queue_entry wbq;
+	bool woken;
+
+	init_wait_var_entry(&wbq, &page->_refcount, 0);
+	prepare_to_wait_event(wq, &wbq.wq_entry, TASK_UNINTERRUPTIBLE);
+	unpin_user_page(page);
+	woken = list_empty_careful(&wbq.wq_entry.entry);
+	finish_wait(wq, &wbq.wq_entry);
+	return woken;
+}
+
+/*
+ * FS_DAX pages are 1-based: refcount 1 means idle. A pin adds
+ * GUP_PIN_COUNTING_BIAS; the unpin that brings the page back to 1 wakes
+ * whoever waits for the page to become idle (fs/dax before truncate), and
+ * an unpin that leaves it busy does not.
+ */
+static void devmap_fsdax_unpin_to_idle_wakes_waiter(struct kunit *test)
+{
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_FS_DAX);
+	struct page *page = gup_kunit_devmem_page(d);
+	struct gup_kunit_snap s;
+	int pins = 0;
+
+	gup_kunit_snap(page_folio(page), &s);
+	KUNIT_ASSERT_EQ(test, s.ref, 1);
+	pins += gup_kunit_try_grab_page(page, FOLL_PIN);
+	pins += gup_kunit_try_grab_page(page, FOLL_PIN);
+	KUNIT_ASSERT_EQ(test, pins, 2);
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s,
+			       2 * GUP_PIN_COUNTING_BIAS, 0, 2, 0);
+	KUNIT_EXPECT_TRUE(test, gup_kunit_page_pinned(page));
+	KUNIT_EXPECT_FALSE(test, gup_kunit_unpin_wakes_waiter(page));
+	KUNIT_EXPECT_TRUE(test, gup_kunit_unpin_wakes_waiter(page));
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s, 0, 0, 2, 2);
+	KUNIT_EXPECT_FALSE(test, gup_kunit_page_pinned(page));
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 0);
+}
+
+/*
+ * A DEVICE_PRIVATE page goes back to its driver (->page_free()) exactly
+ * once, at the put that drops the last reference: not at the unpin while
+ * the driver still holds its own reference.
+ */
+static void devmap_private_page_free_runs_once_at_final_put(struct kunit *test)
+{
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_PRIVATE);
+	struct page *page = gup_kunit_devmem_page(d);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(page_folio(page), &s);
+	KUNIT_ASSERT_EQ(test, s.ref, 1);
+	KUNIT_ASSERT_TRUE(test, gup_kunit_try_grab_page(page, FOLL_PIN));
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s,
+			       GUP_PIN_COUNTING_BIAS, 0, 1, 0);
+	unpin_user_page(page);
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s, 0, 0, 1, 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 0);
+	put_page(page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 0);
+}
+
+/*
+ * Device-coherent memory must always allow eviction, so it may never be
+ * pinned long-term; GUP-fast refuses FOLL_LONGTERM for it.
+ */
+static void device_coherent_page_is_not_longterm_pinnable(struct kunit *test)
+{
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_COHERENT);
+	struct page *page = gup_kunit_devmem_page(d);
+	struct folio *longterm;
+	struct gup_kunit_snap s;
+
+	KUNIT_EXPECT_TRUE(test, is_device_coherent_page(page));
+	KUNIT_EXPECT_FALSE(test, gup_kunit_longterm_pinnable(page));
+	gup_kunit_snap(page_folio(page), &s);
+	longterm = gup_kunit_try_grab_fast(page, 1, FOLL_PIN | FOLL_LONGTERM);
+	if (longterm)
+		unpin_user_page(page);
+	KUNIT_EXPECT_NULL(test, longterm);
+	put_page(page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+}
+
+static struct kunit_case gup_pin_devmap_cases[] = {
+	KUNIT_CASE(devmap_fsdax_unpin_to_idle_wakes_waiter),
+	KUNIT_CASE(devmap_private_page_free_runs_once_at_final_put),
+	KUNIT_CASE(device_coherent_page_is_not_longterm_pinnable),
+	{}
+};
+
+static struct kunit_suite gup_pin_devmap_suite = {
+	.name = "gup_pin_devmap",
+	.suite_init = gup_kunit_suite_init,
+	.suite_exit = gup_kunit_suite_exit,
+	.init = gup_kunit_case_init,
+	.exit = gup_kunit_case_exit,
+	.test_cases = gup_pin_devmap_cases,
+};
+
+#else /* !CONFIG_DEVICE_PRIVATE */
+
+static void devmap_needs_device_private(struct kunit *test)
+{
+	kunit_skip(test, "needs CONFIG_DEVICE_PRIVATE and CONFIG_FS_DAX");
+}
+
+static struct kunit_case gup_pin_devmap_cases[] = {
+	KUNIT_CASE(devmap_needs_device_private),
+	{}
+};
+
+static struct kunit_suite gup_pin_devmap_suite = {
+	.name = "gup_pin_devmap",
+	.test_cases = gup_pin_devmap_cases,
+};
+
+#endif /* CONFIG_DEVICE_PRIVATE */
+
+kunit_test_suite(gup_pin_devmap_suite);
