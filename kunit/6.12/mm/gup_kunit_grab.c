@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of this kernel's grab primitives (CONFIG_GUP_KUNIT_TEST).
+ *
+ * gup_pin_grab: try_grab_folio(), the slow path's grab of @refs references
+ * or pins on a folio it holds a stable reference to, and
+ * try_grab_folio_fast(), GUP-fast's grab through a page whose folio may be
+ * freed or split under it, on folios that the test allocates itself
+ * (order 0 up to MAX_PAGE_ORDER, the zero page): the exact refcount,
+ * pincount and NR_FOLL_PIN_ACQUIRED / NR_FOLL_PIN_RELEASED deltas of every
+ * grab, the refusals (a freed folio, no FOLL_GET or FOLL_PIN, FOLL_LONGTERM
+ * of a page that must first migrate), folio_is_longterm_pinnable(), and
+ * the retry of a grab that races with a split of its folio.
+ */
+
+#include "gup_kunit.h"
+
+KUNIT_ARRAY_PARAM(gup_kunit_order, gup_kunit_orders, gup_kunit_order_desc);
+KUNIT_ARRAY_PARAM(gup_kunit_grab, gup_kunit_grab_cases, gup_kunit_grab_desc);
+KUNIT_ARRAY_PARAM(gup_kunit_split, gup_kunit_split_cases,
+		  gup_kunit_split_desc);
+KUNIT_ARRAY_PARAM(gup_kunit_mt, gup_kunit_mt_cases, gup_kunit_mt_desc);
+
+/* ------------------------------------------------------------------ */
+/* try_grab_folio(): the slow path                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The folio of the page that the table names: the slow path grabs the
+ * folio of the page it found, whichever page of the folio that is.
+ */
+static struct folio *gup_kunit_case_folio(struct kunit *test,
+					  const struct gup_kunit_grab_case *c,
+					  struct gup_kunit_folio **f)
+{
+	*f = gup_kunit_alloc(test, c->order);
+	return page_folio(gup_kunit_folio_page(*f, c->last));
+}
+
+/* FOLL_GET with refs = N adds N plain references, whatever the order. */
+static void try_grab_folio_get_adds_refs(struct kunit *test)
+{
+	const struct gup_kunit_grab_case *c = test->param_value;
+	struct gup_kunit_folio *f;
+	struct folio *folio = gup_kunit_case_folio(test, c, &f);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(folio, &s);
+	KUNIT_ASSERT_EQ(test, try_grab_folio(folio, c->refs, FOLL_GET), 0);
+	f->gets += c->refs;
+	GUP_KUNIT_EXPECT_DELTA(test, folio, &s, c->refs, 0, 0, 0);
+	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(folio));
+}
+
+/*
+ * FOLL_PIN with refs = N: N * GUP_PIN_COUNTING_BIAS references on a small
+ * folio; N references and N pincount on a large one; N pins counted.
+ * Changed in 6.10 by f442fa614137 ("mm: gup: stop abusing
+ * try_grab_folio"): the slow path's grab took one pin at a time
+ * (try_grab_page()); now it takes @refs, so a huge page's subpages are
+ * pinned with one call.
+ */
+static void try_grab_folio_pin_adds_refs(struct kunit *test)
+{
+	const struct gup_kunit_grab_case *c = test->param_value;
+	struct gup_kunit_folio *f;
+	struct folio *folio = gup_kunit_case_folio(test, c, &f);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(folio, &s);
+	KUNIT_ASSERT_EQ(test, try_grab_folio(folio, c->refs, FOLL_PIN), 0);
+	f->pins += c->refs;
+	GUP_KUNIT_EXPECT_DELTA(test, folio, &s,
+			       gup_kunit_pin_refs(folio, c->refs), c->refs,
+			       c->refs, 0);
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(folio));
+}
+
+/* Neither FOLL_GET nor FOLL_PIN: success, and nothing changes. */
+static void try_grab_folio_without_flags_changes_nothing(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_EXPECT_EQ(test, try_grab_folio(f->folio, 1, 0), 0);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+}
+
+/* Pinning the zero folio succeeds without touching it or the counters. */
+static void try_grab_folio_pin_zero_folio_changes_nothing(struct kunit *test)
+{
+	struct folio *zero = page_folio(ZERO_PAGE(0));
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(zero, &s);
+	KUNIT_EXPECT_EQ(test, try_grab_folio(zero, 3, FOLL_PIN), 0);
+	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
+	/* Nothing to undo: unpinning the zero folio is a no-op too. */
+}
+
+/*
+ * Expected warning: WARN_ON_ONCE(folio_ref_count(folio) <= 0) in
+ * try_grab_folio(), once per flag. A folio whose refcount is zero is being
+ * freed: neither a get nor a pin may resurrect it (-ENOMEM), and nothing
+ * changes.
+ */
+static void try_grab_folio_refuses_zero_refcount(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	struct gup_kunit_snap s;
+	int pin, get;
+
+	folio_ref_dec(f->folio);
+	gup_kunit_snap(f->folio, &s);
+	pin = try_grab_folio(f->folio, 1, FOLL_PIN);
+	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
+	get = try_grab_folio(f->folio, 1, FOLL_GET);
+	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+	f->pins += !pin;
+	f->gets += !get;
+	folio_ref_inc(f->folio);
+	KUNIT_EXPECT_EQ(test, pin, -ENOMEM);
+	KUNIT_EXPECT_EQ(test, get, -ENOMEM);
+}
+
+/* ------------------------------------------------------------------ */
+/* try_grab_folio_fast(): GUP-fast                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * One grab through the head or the last page: the folio it returns, and
+ * what the case now holds on it.
+ */
+static struct folio *gup_kunit_grab_fast(struct gup_kunit_folio *f,
+					 const struct gup_kunit_grab_case *c,
+					 unsigned int flags)
+{
+	struct folio *got;
+
+	got = gup_kunit_try_grab_fast(gup_kunit_folio_page(f, c->last),
+				      c->refs, flags);
+	if (got == f->folio && (flags & FOLL_PIN))
+		f->pins += c->refs;
+	else if (got == f->folio)
+		f->gets += c->refs;
+	return got;
+}
+
+/* FOLL_GET with refs = N adds N plain references, whatever the order. */
+static void try_grab_folio_fast_get_adds_refs(struct kunit *test)
+{
+	const struct gup_kunit_grab_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_ASSERT_PTR_EQ(test, gup_kunit_grab_fast(f, c, FOLL_GET),
+			    f->folio);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, c->refs, 0, 0, 0);
+}
+
+/*
+ * FOLL_PIN with refs = N: N * GUP_PIN_COUNTING_BIAS references on a small
+ * folio; N references and N pincount on a large one; N pins counted.
+ */
+static void try_grab_folio_fast_pin_adds_refs(struct kunit *test)
+{
+	const struct gup_kunit_grab_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_ASSERT_PTR_EQ(test, gup_kunit_grab_fast(f, c, FOLL_PIN),
+			    f->folio);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s,
+			       gup_kunit_pin_refs(f->folio, c->refs), c->refs,
+			       c->refs, 0);
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+}
+
+/* Pinning the zero page returns its folio, untouched and not counted. */
+static void try_grab_folio_fast_pin_zero_page_changes_nothing(struct kunit *test)
+{
+	struct folio *zero = page_folio(ZERO_PAGE(0));
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(zero, &s);
+	KUNIT_EXPECT_PTR_EQ(test,
+			    gup_kunit_try_grab_fast(ZERO_PAGE(0), 3, FOLL_PIN),
+			    zero);
+	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
+}
+
+/*
+ * A folio whose refcount is zero is being freed: try_grab_folio_fast()
+ * must refuse it (folio_ref_try_add() fails), without a warning, and
+ * change nothing.
+ */
+static void try_grab_folio_fast_refuses_zero_refcount(struct kunit *test)
+{
+	const unsigned int *order = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
+	const struct gup_kunit_grab_case c = { *order, 1, true };
+	struct folio *got_pin, *got_get;
+	struct gup_kunit_snap s;
+
+	folio_ref_dec(f->folio);		/* forge a free folio */
+	gup_kunit_snap(f->folio, &s);
+	got_pin = gup_kunit_grab_fast(f, &c, FOLL_PIN);
+	got_get = gup_kunit_grab_fast(f, &c, FOLL_GET);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+	folio_ref_inc(f->folio);
+	KUNIT_EXPECT_NULL(test, got_pin);
+	KUNIT_EXPECT_NULL(test, got_get);
+}
+
+/*
+ * Expected warning: WARN_ON_ONCE() of a grab with neither FOLL_GET nor
+ * FOLL_PIN, at the top of try_grab_folio_fast(). It is a caller bug: the
+ * grab fails, changing nothing (unlike try_grab_folio(), for which it is
+ * a no-op success).
+ */
+static void try_grab_folio_fast_without_flags_warns_and_fails(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_EXPECT_NULL(test, gup_kunit_try_grab_fast(&f->folio->page, 1, 0));
+	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+}
+
+/*
+ * try_grab_folio_fast(FOLL_PIN | FOLL_LONGTERM) refuses a page in a CMA
+ * or isolated pageblock, which must first be migrated, and grants a
+ * short-term pin of it.
+ */
+static void try_grab_folio_fast_longterm_refuses_unpinnable(struct kunit *test)
+{
+	gup_kunit_check_fast_refusal_mt(test, test->param_value);
+}
+
+/*
+ * The same refusal for a page of ZONE_MOVABLE (movablecore= on the
+ * command line): GUP-fast must leave it to the slow path, which migrates.
+ */
+static void try_grab_folio_fast_longterm_refuses_movable_zone(struct kunit *test)
+{
+	gup_kunit_check_fast_refusal_movable(test);
+}
+
+/*
+ * A page that leaves its large folio (a split) between try_get_folio()'s
+ * page_folio() and its reference: try_grab_folio_fast() drops the
+ * references on the old folio and grabs the page's new one
+ * (c24d37322548).
+ */
+static void try_grab_folio_fast_retries_when_page_leaves_folio(struct kunit *test)
+{
+	gup_kunit_check_split_retry(test, test->param_value);
+}
+
+/* ------------------------------------------------------------------ */
+/* folio_is_longterm_pinnable()                                        */
+/* ------------------------------------------------------------------ */
+
+/* By pageblock migratetype, in a zone other than ZONE_MOVABLE. */
+static void folio_is_longterm_pinnable_by_migratetype(struct kunit *test)
+{
+	gup_kunit_check_pinnable_mt(test, test->param_value);
+}
+
+/* The zero folio may always be "pinned" long-term: pins of it are no-ops. */
+static void folio_is_longterm_pinnable_zero_folio(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test,
+			  folio_is_longterm_pinnable(page_folio(ZERO_PAGE(0))));
+}
+
+/* Folios of ZONE_MOVABLE must be migrated before a long-term pin. */
+static void folio_is_longterm_pinnable_movable_zone(struct kunit *test)
+{
+	gup_kunit_check_pinnable_movable(test);
+}
+
+static struct kunit_case gup_pin_grab_cases[] = {
+	KUNIT_CASE_PARAM(try_grab_folio_get_adds_refs,
+			 gup_kunit_grab_gen_params),
+	KUNIT_CASE_PARAM(try_grab_folio_pin_adds_refs,
+			 gup_kunit_grab_gen_params),
+	KUNIT_CASE_PARAM(try_grab_folio_without_flags_changes_nothing,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE(try_grab_folio_pin_zero_folio_changes_nothing),
+	KUNIT_CASE_PARAM(try_grab_folio_refuses_zero_refcount,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE_PARAM(try_grab_folio_fast_get_adds_refs,
+			 gup_kunit_grab_gen_params),
+	KUNIT_CASE_PARAM(try_grab_folio_fast_pin_adds_refs,
+			 gup_kunit_grab_gen_params),
+	KUNIT_CASE(try_grab_folio_fast_pin_zero_page_changes_nothing),
+	KUNIT_CASE_PARAM(try_grab_folio_fast_refuses_zero_refcount,
+			 gup_kunit_order_gen_params),
+	KUNIT_CASE(try_grab_folio_fast_without_flags_warns_and_fails),
+	KUNIT_CASE_PARAM(try_grab_folio_fast_longterm_refuses_unpinnable,
+			 gup_kunit_mt_gen_params),
+	KUNIT_CASE(try_grab_folio_fast_longterm_refuses_movable_zone),
+	KUNIT_CASE_PARAM(try_grab_folio_fast_retries_when_page_leaves_folio,
+			 gup_kunit_split_gen_params),
+	KUNIT_CASE_PARAM(folio_is_longterm_pinnable_by_migratetype,
+			 gup_kunit_mt_gen_params),
+	KUNIT_CASE(folio_is_longterm_pinnable_zero_folio),
+	KUNIT_CASE(folio_is_longterm_pinnable_movable_zone),
+	{}
+};
+
+static struct kunit_suite gup_pin_grab_suite = {
+	.name = "gup_pin_grab",
+	.suite_init = gup_kunit_suite_init,
+	.suite_exit = gup_kunit_suite_exit,
+	.init = gup_kunit_case_init,
+	.exit = gup_kunit_case_exit,
+	.test_cases = gup_pin_grab_cases,
+};
+
+kunit_test_suite(gup_pin_grab_suite);

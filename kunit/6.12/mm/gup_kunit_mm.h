@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The mm internals that the GUP pin tests use, as this kernel spells them.
+ *
+ * The suites check behaviour that every kernel with FOLL_PIN shares: a pin
+ * adds GUP_PIN_COUNTING_BIAS to a small folio and one exact pincount to a
+ * large one, and the unpin family undoes it. How a test grabs one page,
+ * reads a pincount or shares an anonymous page as fork() does depends on
+ * the kernel; this header is the one place that knows, and gup_kunit.h
+ * includes it.
+ */
+#ifndef _MM_GUP_KUNIT_MM_H
+#define _MM_GUP_KUNIT_MM_H
+
+#include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/rmap.h>
+#include "internal.h"
+
+/* The largest folio order the page allocator hands out. */
+#define GUP_KUNIT_MAX_ORDER	MAX_PAGE_ORDER
+
+/* The exact pin count of a large folio. */
+static inline int gup_kunit_pincount(struct folio *folio)
+{
+	return atomic_read(&folio->_pincount);
+}
+
+/*
+ * The slow path's grab of one page (follow_page_pte() and the huge-page
+ * walkers): try_grab_folio() of the page's folio, one reference or pin.
+ */
+static inline bool gup_kunit_try_grab_page(struct page *page,
+					   unsigned int flags)
+{
+	return !try_grab_folio(page_folio(page), 1, flags);
+}
+
+/*
+ * GUP-fast's grab of @refs references or pins: try_grab_folio_fast(),
+ * which insists on running with interrupts off, as GUP-fast does.
+ */
+static inline struct folio *gup_kunit_try_grab_fast(struct page *page,
+						    int refs,
+						    unsigned int flags)
+{
+	unsigned long irqflags;
+	struct folio *folio;
+
+	local_irq_save(irqflags);
+	folio = try_grab_folio_fast(page, refs, flags);
+	local_irq_restore(irqflags);
+	return folio;
+}
+
+/* May @page be pinned long-term where it is, without migrating it? */
+static inline bool gup_kunit_longterm_pinnable(struct page *page)
+{
+	return folio_is_longterm_pinnable(page_folio(page));
+}
+
+/* Take @folio off the LRU for reclaim_pages(); true on success. */
+static inline bool gup_kunit_isolate_lru(struct folio *folio)
+{
+	return folio_isolate_lru(folio);
+}
+
+/* vm_mmap() into the case's address space; -errno as an address on error. */
+static inline unsigned long gup_kunit_vm_mmap(struct kunit *test,
+					      struct file *file,
+					      unsigned long len,
+					      unsigned long prot,
+					      unsigned long flags)
+{
+	unsigned long addr = kunit_vm_mmap(test, file, 0, len, prot, flags, 0);
+
+	return addr ? addr : -ENOMEM;
+}
+
+/*
+ * Give the case's kthread a user address space: kunit_vm_mmap() attaches
+ * one (kunit_attach_mm()) on first use. The case's first mapping is one
+ * page that nothing else uses.
+ */
+static inline int gup_kunit_attach_mm(struct kunit *test)
+{
+	unsigned long addr;
+
+	if (current->mm)
+		return 0;
+	addr = gup_kunit_vm_mmap(test, NULL, PAGE_SIZE, PROT_READ,
+				 MAP_PRIVATE | MAP_ANONYMOUS);
+	return IS_ERR_VALUE(addr) ? (int)addr : 0;
+}
+
+/*
+ * GUP-fast alone, never the slow path: gup_fast_fallback() with
+ * FOLL_FAST_ONLY, which pin_user_pages_fast_only() was until it lost its
+ * last caller. It pins what is mapped and never faults.
+ */
+static inline long gup_kunit_pin_fast_only(unsigned long start,
+					   unsigned long nr_pages,
+					   unsigned int gup_flags,
+					   struct page **pages)
+{
+	return gup_fast_fallback(start, nr_pages,
+				 gup_flags | FOLL_PIN | FOLL_FAST_ONLY, pages);
+}
+
+/* pin_user_pages() with mmap_lock held. */
+static inline long gup_kunit_pin_user_pages(unsigned long start,
+					    unsigned long nr_pages,
+					    unsigned int gup_flags,
+					    struct page **pages)
+{
+	return pin_user_pages(start, nr_pages, gup_flags, pages);
+}
+
+/* get_user_pages() with mmap_lock held. */
+static inline long gup_kunit_get_user_pages(unsigned long start,
+					    unsigned long nr_pages,
+					    unsigned int gup_flags,
+					    struct page **pages)
+{
+	return get_user_pages(start, nr_pages, gup_flags, pages);
+}
+
+/* pin_user_pages_remote() of @mm, mmap_lock held throughout. */
+static inline long gup_kunit_pin_user_pages_remote(struct mm_struct *mm,
+						   unsigned long start,
+						   unsigned long nr_pages,
+						   unsigned int gup_flags,
+						   struct page **pages)
+{
+	return pin_user_pages_remote(mm, start, nr_pages, gup_flags, pages,
+				     NULL);
+}
+
+/* What fork()'s copy_present_ptes() does to an anonymous page it shares. */
+static inline int gup_kunit_dup_anon_rmap(struct page *page,
+					  struct vm_area_struct *vma)
+{
+	return folio_try_dup_anon_rmap_pte(page_folio(page), page, vma);
+}
+
+/* The child's exit unmaps an anonymous page that fork() shared. */
+static inline void gup_kunit_remove_anon_rmap(struct page *page,
+					      struct vm_area_struct *vma)
+{
+	folio_remove_rmap_pte(page_folio(page), page, vma);
+}
+
+#endif /* _MM_GUP_KUNIT_MM_H */
