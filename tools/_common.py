@@ -188,8 +188,7 @@ class Tree:
     # inputs
     @property
     def patches(self):
-        """patches/TREE/: series, *.patch, cover-letter.txt,
-        kunit-tests.msg."""
+        """patches/TREE/: series, *.patch, cover-letter.txt."""
         return os.path.join(PATCHES, self.name)
 
     @property

@@ -8,21 +8,18 @@ writes results/TREE/series/ (the results directory honours GPK_RESULTS):
   0000-cover-letter.patch   git format-patch --cover-letter; its subject
                             and blurb come from patches/TREE/cover-letter.txt
                             (first line: subject; after a blank line: blurb)
-  0001-... .. 00NN-...      the patches of patches/TREE/series, in order
-  00NN+1-...                one generated patch adding the test sources:
-                            the tree's kernel sources without the harness
-                            (tools/_common.py kernel_sources(tree,
-                            harness=False): kunit/common/ and kunit/TREE/
-                            subdirectories, never kunit/harness/), at the
-                            same relative path in the kernel tree, with
-                            the commit message of patches/TREE/kunit-tests.msg
+  0001-... .. 00NN-...      the patches of patches/TREE/series, in order;
+                            the last one, which adds the tests' Kconfig
+                            option and build rules, also gets the test
+                            sources: the tree's kernel sources without
+                            the harness (tools/_common.py
+                            kernel_sources(tree, harness=False):
+                            kunit/common/ and kunit/TREE/ subdirectories,
+                            never kunit/harness/), at the same relative
+                            path in the kernel tree. So every patch of the
+                            series builds.
 
-Without patches/TREE/kunit-tests.msg there is no generated patch: the
-test sources go into the last patch of the series instead (the one that
-adds the tests' Kconfig option and Makefile lines, so that every patch of
-the series builds), with that patch's message.
-
-Sign-offs. The stored patches and kunit-tests.msg carry no Signed-off-by:
+Sign-offs. The stored patches carry no Signed-off-by:
 a DCO sign-off is a person's. Every exported patch is signed, as
 `git format-patch -s` does, by whoever runs the export: `git config
 user.name` and `user.email` of the project repository; the export is
@@ -31,14 +28,13 @@ placeholder (an author email @localhost, such as gup-pin-kunit
 <gup-pin-kunit@localhost>, or at example.org/.com/.net) gets the runner
 as its author; a patch with a real author (a backport from upstream)
 keeps it and gets the runner's sign-off after the author's. Signed-off-by
-lines of the placeholder are dropped. The generated test-sources patch is
-authored and signed by the runner.
+lines of the placeholder are dropped.
 
 How: under build/.lock, prepare build/TREE/linux (tools/prepare_tree.py),
 then, without a worktree and without touching its branches: commit the
 series base..series_head again (the series without prepare_tree's harness
-commit; same trees and author dates, authors as above), commit the test
-sources on top of it through a temporary index, and run `git format-patch
+commit; same trees and author dates, authors as above), the last commit
+with the test sources added through a temporary index, and run `git format-patch
 -s --cover-letter --no-signature --zero-commit` with the runner as
 committer. The date of the new commits and of the cover letter is
 SOURCE_DATE_EPOCH if set, else a fixed date, so that unchanged inputs
@@ -180,24 +176,23 @@ def commit_tree(repo, tree_id, parent, msg, env, scratch):
                     env=env).stdout.strip()
 
 
-def resign_series(repo, base, head, runner, date, scratch, fold=None):
+def resign_series(repo, base, head, runner, date, scratch, fold):
     """Commit base..head again on base, with the same trees (the last one
-    plus the files of fold, if given): placeholder authors become the
+    plus the files of fold): placeholder authors become the
     runner, placeholder sign-offs go, the committer is the runner at
     date. Return the new head."""
     revs = repo_git(repo, 'rev-list', '--reverse', '%s..%s' % (base, head)
                     ).stdout.split()
-    if fold is not None and not revs:
-        raise ToolError('the series is empty and there is no '
-                        'kunit-tests.msg: no patch to put the test sources '
-                        'in')
+    if not revs:
+        raise ToolError('the series is empty: no patch to put the test '
+                        'sources in')
     parent = base
     for i, rev in enumerate(revs):
         info = repo_git(repo, 'log', '-1', '--date=raw',
                         '--format=%an%x00%ae%x00%ad%x00%T%x00%B', rev
                         ).stdout
         name, email, adate, tree_id, msg = info.split('\0', 4)
-        if fold is not None and i == len(revs) - 1:
+        if i == len(revs) - 1:
             tree_id = tree_with(repo, rev, fold, scratch)
         author = runner if is_placeholder(email) else (name, email)
         env = ident_env(author, '@' + adate.strip(), runner, date)
@@ -254,9 +249,6 @@ def export(tree, state, runner, out=None):
     """Write the tree's series to out; return (patch paths, exported tree
     id)."""
     out = out or out_dir(tree)
-    msg_path = os.path.join(tree.patches, 'kunit-tests.msg')
-    msg = read_text(msg_path, 'commit message of the test patch') \
-        if os.path.exists(msg_path) else None
     cover_path = os.path.join(tree.patches, 'cover-letter.txt')
     subject, blurb = parse_cover(read_text(cover_path, 'cover letter blurb'),
                                  display(cover_path))
@@ -270,13 +262,7 @@ def export(tree, state, runner, out=None):
     try:
         head = resign_series(tree.linux, state['base'],
                              state['series_head'], runner, date, scratch,
-                             fold=None if msg is not None else srcs)
-        if msg is not None:
-            head = commit_tree(tree.linux,
-                               tree_with(tree.linux, head, srcs, scratch),
-                               head, drop_placeholder_signoffs(msg),
-                               ident_env(runner, date, runner, date),
-                               scratch)
+                             fold=srcs)
         tree_id = repo_git(tree.linux, 'rev-parse', head + '^{tree}'
                            ).stdout.strip()
         if os.path.isdir(out):

@@ -33,8 +33,6 @@ SPEC.loader.exec_module(es)
 RUNNER = ('Ann Runner', 'ann@runner.org')
 UPSTREAM = ('Upstream Author', 'upstream@kernel.org')
 PLACEHOLDER = ('gup-pin-kunit', 'gup-pin-kunit@localhost')
-MSG = ('mm/gup: add KUnit tests for pin accounting\n\n'
-       'The tests, in mm/gup_kunit*.\n')
 COVER = 'mm/gup: KUnit tests for pin accounting\n\nThe blurb.\n'
 
 
@@ -101,11 +99,6 @@ class PureParts(unittest.TestCase):
             found += 1
             subject, _ = es.parse_cover(cover.read_text())
             self.assertNotIn('\n', subject)
-            msg_path = tree_dir / 'kunit-tests.msg'
-            if msg_path.exists():
-                first, blank = msg_path.read_text().splitlines()[:2]
-                self.assertTrue(first.strip(), msg_path)
-                self.assertEqual(blank, '', msg_path)
         self.assertGreaterEqual(found, 1)
 
 
@@ -177,12 +170,11 @@ class Export(unittest.TestCase):
         pdir = self.tmp / 'patches' / '6.1'
         pdir.mkdir(parents=True)
         names = []
-        for n, src in enumerate((self.own, self.backport), 1):
+        for n, src in enumerate((self.backport, self.own), 1):
             name = '%04d-%s' % (n, src.name[5:])
             shutil.copy(src, pdir / name)
             names.append(name)
         (pdir / 'series').write_text('\n'.join(names) + '\n')
-        (pdir / 'kunit-tests.msg').write_text(MSG)
         (pdir / 'cover-letter.txt').write_text(COVER)
         self.kunit = make_kunit(self.tmp / 'kunit')
         self.res = self.tmp / 'res'
@@ -207,43 +199,42 @@ class Export(unittest.TestCase):
         proc = self.export()
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(proc.stdout.splitlines()[-1],
-                         'export_series: 6.1: 3 patches in %s (applies to '
+                         'export_series: 6.1: 2 patches in %s (applies to '
                          'linux-source-6.1 6.1.192-1), signed off by %s <%s>'
                          % (self.out, RUNNER[0], RUNNER[1]))
         got = self.patches()
         names = list(got)
-        self.assertEqual(len(names), 4, names)
+        self.assertEqual(len(names), 3, names)
         self.assertEqual(names[0], '0000-cover-letter.patch')
-        own, backport, tests = (got[n] for n in names[1:])
+        backport, own = (got[n] for n in names[1:])
         signoff = 'Signed-off-by: %s <%s>' % RUNNER
 
         def trailers(text):
             return re.findall(r'^(?:Signed-off-by|Cc): .*$',
                               text.split('\n---\n')[0], re.M)
-        # The placeholder's patch: the runner is its author and signs it.
-        self.assertIn('\nFrom: %s <%s>\n' % RUNNER, own)
-        self.assertEqual(trailers(own), ['Cc: stable@vger.kernel.org',
-                                         signoff])
         # The backport keeps its author and his sign-off; the placeholder
         # sign-off goes; the runner's comes last.
         self.assertIn('\nFrom: %s <%s>\n' % UPSTREAM, backport)
         self.assertEqual(trailers(backport),
                          ['Signed-off-by: %s <%s>' % UPSTREAM, signoff])
         self.assertNotIn('example.org', backport)
-        # The generated test-sources patch: by and signed by the runner.
-        self.assertIn('\nFrom: %s <%s>\n' % RUNNER, tests)
-        self.assertIn('Subject: [PATCH 3/3] mm/gup: add KUnit tests for pin '
-                      'accounting\n', tests)
-        self.assertEqual(trailers(tests), [signoff])
+        self.assertNotIn('gup_kunit', backport)
+        # The placeholder's patch, the last one: the runner is its author
+        # and signs it, and it carries the test sources.
+        self.assertIn('\nFrom: %s <%s>\n' % RUNNER, own)
+        self.assertIn('Subject: [PATCH 2/2] mm/gup: add a KUnit hook', own)
+        self.assertEqual(trailers(own), ['Cc: stable@vger.kernel.org',
+                                         signoff])
         self.assertIn('\nFrom: %s <%s>\n' % RUNNER, got[names[0]])
-        self.assertIn('Subject: [PATCH 0/3] mm/gup: KUnit tests for pin '
+        self.assertIn('Subject: [PATCH 0/2] mm/gup: KUnit tests for pin '
                       'accounting', got[names[0]])
         for text in got.values():
             self.assertNotIn('localhost', text)
-        # Every exported file is the tree's non-harness sources.
-        self.assertEqual(sorted(re.findall(r'^diff --git a/(\S+) ', tests,
+        # The exported files: the patch's own and the tree's non-harness
+        # sources.
+        self.assertEqual(sorted(re.findall(r'^diff --git a/(\S+) ', own,
                                            re.M)),
-                         ['mm/gup_kunit.c', 'mm/gup_kunit_61.h'])
+                         ['mm/gup.c', 'mm/gup_kunit.c', 'mm/gup_kunit_61.h'])
         self.assertFalse((self.tmp / 'build' / '6.1' / 'export-am').exists())
 
     def test_no_harness_file_is_exported(self):
@@ -276,25 +267,6 @@ class Export(unittest.TestCase):
         self.assertEqual(proc.returncode, 1)
         self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
         self.assertIn('comes from both', proc.stderr)
-
-    def test_sources_fold_into_the_last_patch_without_a_message(self):
-        """No kunit-tests.msg: the test sources go into the series' last
-        patch, which keeps its message and author rules."""
-        pdir = self.tmp / 'patches' / '6.1'
-        (pdir / 'kunit-tests.msg').unlink()
-        names = (pdir / 'series').read_text().split()
-        (pdir / 'series').write_text('%s\n%s\n' % (names[1], names[0]))
-        proc = self.export()
-        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        self.assertIn(': 2 patches in', proc.stdout)
-        got = self.patches()
-        last = got[sorted(got)[-1]]
-        self.assertIn('Subject: [PATCH 2/2] mm/gup: add a KUnit hook', last)
-        self.assertIn('\nFrom: %s <%s>\n' % RUNNER, last)
-        self.assertEqual(sorted(re.findall(r'^diff --git a/(\S+) ', last,
-                                           re.M)),
-                         ['mm/gup.c', 'mm/gup_kunit.c', 'mm/gup_kunit_61.h'])
-        self.assertNotIn('gup_kunit', got[sorted(got)[1]])
 
     def test_identity_unset_is_refused(self):
         for ident, key in ((('', RUNNER[1]), 'user.name'),
