@@ -173,10 +173,6 @@ class Tree:
         return os.path.join(self.build, 'kunit-debug-x86_64')
 
     @property
-    def gcov_build(self):
-        return os.path.join(self.build, 'gcov-x86_64')
-
-    @property
     def w1_build(self):
         return os.path.join(self.build, 'w1-x86_64')
 

@@ -2,15 +2,17 @@
 """gcov coverage of the pin core in the x86_64 QEMU run (`make coverage`).
 
 For each tree (--tree, repeatable; default every tree of kunit/trees):
-  1. build and run the suites with tools/run_suite.py in
-     build/TREE/gcov-x86_64, with CONFIG_GCOV_KERNEL=y and only the
-     pin-core objects profiled (make options GCOV_PROFILE_gup.o=y
-     GCOV_PROFILE_memremap.o=y); the console goes to
+  1. build and run the suites with tools/run_suite.py in make test's own
+     build directory, build/TREE/kunit-x86_64 (the kunitconfig has
+     CONFIG_GCOV_KERNEL=y, which profiles nothing by itself), with only
+     the pin-core objects profiled (make options GCOV_PROFILE_gup.o=y
+     GCOV_PROFILE_memremap.o=y): kbuild rebuilds just those objects, and
+     make test's next build rebuilds them unprofiled. The console goes to
      results/TREE/coverage-run/kunit.log;
   2. read the .gcda images that the harness's gcov dump prints on the
      console ('GCOV: <path> <offset> <hex>' lines, then one
      'GCOV-END: <path> <size> <crc32>' line per file), check offsets, size
-     and crc32, and write each next to its .gcno in build/TREE/gcov-x86_64;
+     and crc32, and write each next to its .gcno in the build directory;
   3. lcov --capture (branch coverage on) into
      results/TREE/coverage/lcov.info and genhtml --branch-coverage into
      results/TREE/coverage/ (index.html);
@@ -52,7 +54,7 @@ from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
 TOOL = 'coverage'
 # Defaults of --build_dir, --run_results, --out, --doc: {build} is
 # build/TREE, {results} results/, {tree} the tree (Tree.expand).
-BUILD_DIR = '{build}/gcov-x86_64'
+BUILD_DIR = '{build}/kunit-x86_64'
 RUN_RESULTS = '{results}/{tree}/coverage-run'
 OUT = '{results}/{tree}/coverage'
 DOC = os.path.join(ROOT, 'docs', '{tree}', 'coverage.md')
@@ -319,9 +321,7 @@ def table(recs):
 def build_and_run(args, tree):
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
            '--tree', tree.name,
-           '--build_dir', args.build_dir, '--results', args.run_results,
-           '--kconfig_add', 'CONFIG_GCOV_KERNEL=y',
-           '--kconfig_add', 'CONFIG_DEBUG_FS=y']
+           '--build_dir', args.build_dir, '--results', args.run_results]
     for obj in args.profile:
         cmd += ['--make_options', 'GCOV_PROFILE_%s=y' % obj]
     if args.filter:
