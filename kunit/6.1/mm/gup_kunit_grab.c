@@ -107,17 +107,7 @@ static void try_grab_page_pin_zero_page_changes_nothing(struct kunit *test)
 /* FOLL_GET with refs = N adds N plain references, whatever the order. */
 static void try_grab_folio_get_adds_refs(struct kunit *test)
 {
-	const struct gup_kunit_grab_case *c = test->param_value;
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(f->folio, &s);
-	KUNIT_ASSERT_PTR_EQ(test,
-			    gup_kunit_try_grab_fast(gup_kunit_folio_page(f, c->last),
-						    c->refs, FOLL_GET),
-			    f->folio);
-	f->gets += c->refs;
-	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, c->refs, 0, 0, 0);
+	gup_kunit_check_fast_grab(test, test->param_value, FOLL_GET);
 }
 
 /*
@@ -126,33 +116,13 @@ static void try_grab_folio_get_adds_refs(struct kunit *test)
  */
 static void try_grab_folio_pin_adds_refs(struct kunit *test)
 {
-	const struct gup_kunit_grab_case *c = test->param_value;
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(f->folio, &s);
-	KUNIT_ASSERT_PTR_EQ(test,
-			    gup_kunit_try_grab_fast(gup_kunit_folio_page(f, c->last),
-						    c->refs, FOLL_PIN),
-			    f->folio);
-	f->pins += c->refs;
-	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s,
-			       gup_kunit_pin_refs(f->folio, c->refs), c->refs,
-			       c->refs, 0);
-	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+	gup_kunit_check_fast_grab(test, test->param_value, FOLL_PIN);
 }
 
 /* Pinning the zero page returns its folio, untouched and not counted. */
 static void try_grab_folio_pin_zero_page_changes_nothing(struct kunit *test)
 {
-	struct folio *zero = page_folio(ZERO_PAGE(0));
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(zero, &s);
-	KUNIT_EXPECT_PTR_EQ(test,
-			    gup_kunit_try_grab_fast(ZERO_PAGE(0), 3, FOLL_PIN),
-			    zero);
-	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
+	gup_kunit_check_fast_grab_of_zero_page(test);
 }
 
 /*
@@ -162,24 +132,8 @@ static void try_grab_folio_pin_zero_page_changes_nothing(struct kunit *test)
 static void try_grab_folio_refuses_zero_refcount(struct kunit *test)
 {
 	const unsigned int *order = test->param_value;
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
-	struct page *page = gup_kunit_folio_page(f, true);
-	struct folio *got_pin, *got_get;
-	struct gup_kunit_snap s;
 
-	folio_ref_dec(f->folio);		/* forge a free folio */
-	gup_kunit_snap(f->folio, &s);
-	got_pin = gup_kunit_try_grab_fast(page, 1, FOLL_PIN);
-	got_get = gup_kunit_try_grab_fast(page, 1, FOLL_GET);
-	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
-	/* Undo whatever a broken kernel did, then restore the reference. */
-	if (got_pin)
-		f->pins++;
-	if (got_get)
-		f->gets++;
-	folio_ref_inc(f->folio);
-	KUNIT_EXPECT_NULL(test, got_pin);
-	KUNIT_EXPECT_NULL(test, got_get);
+	gup_kunit_check_fast_grab_refuses_freed(test, *order);
 }
 
 KUNIT_ARRAY_PARAM(gup_kunit_split, gup_kunit_split_cases,
@@ -268,13 +222,7 @@ static void try_grab_page_refuses_zero_refcount(struct kunit *test)
  */
 static void try_grab_folio_without_flags_warns_and_fails(struct kunit *test)
 {
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(f->folio, &s);
-	KUNIT_EXPECT_NULL(test, gup_kunit_try_grab_fast(&f->folio->page, 1, 0));
-	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
-	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+	gup_kunit_check_fast_grab_without_flags(test);
 }
 
 static struct kunit_case gup_pin_grab_cases[] = {

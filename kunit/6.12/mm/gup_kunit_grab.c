@@ -26,30 +26,33 @@ KUNIT_ARRAY_PARAM(gup_kunit_mt, gup_kunit_mt_cases, gup_kunit_mt_desc);
 /* ------------------------------------------------------------------ */
 
 /*
- * The folio of the page that the table names: the slow path grabs the
- * folio of the page it found, whichever page of the folio that is.
+ * The slow path's grab of the folio of the page that the table names
+ * (whichever page of the folio it found), with @refs and @flags.
  */
-static struct folio *gup_kunit_case_folio(struct kunit *test,
-					  const struct gup_kunit_grab_case *c,
-					  struct gup_kunit_folio **f)
+static void gup_kunit_check_slow_grab(struct kunit *test, unsigned int flags)
 {
-	*f = gup_kunit_alloc(test, c->order);
-	return page_folio(gup_kunit_folio_page(*f, c->last));
+	const struct gup_kunit_grab_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	struct folio *folio = page_folio(gup_kunit_folio_page(f, c->last));
+	bool pin = flags & FOLL_PIN;
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(folio, &s);
+	KUNIT_ASSERT_EQ(test, try_grab_folio(folio, c->refs, flags), 0);
+	if (pin)
+		f->pins += c->refs;
+	else
+		f->gets += c->refs;
+	GUP_KUNIT_EXPECT_DELTA(test, folio, &s,
+			       pin ? gup_kunit_pin_refs(folio, c->refs) : c->refs,
+			       pin ? c->refs : 0, pin ? c->refs : 0, 0);
+	KUNIT_EXPECT_EQ(test, folio_maybe_dma_pinned(folio), pin);
 }
 
 /* FOLL_GET with refs = N adds N plain references, whatever the order. */
 static void try_grab_folio_get_adds_refs(struct kunit *test)
 {
-	const struct gup_kunit_grab_case *c = test->param_value;
-	struct gup_kunit_folio *f;
-	struct folio *folio = gup_kunit_case_folio(test, c, &f);
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(folio, &s);
-	KUNIT_ASSERT_EQ(test, try_grab_folio(folio, c->refs, FOLL_GET), 0);
-	f->gets += c->refs;
-	GUP_KUNIT_EXPECT_DELTA(test, folio, &s, c->refs, 0, 0, 0);
-	KUNIT_EXPECT_FALSE(test, folio_maybe_dma_pinned(folio));
+	gup_kunit_check_slow_grab(test, FOLL_GET);
 }
 
 /*
@@ -62,18 +65,7 @@ static void try_grab_folio_get_adds_refs(struct kunit *test)
  */
 static void try_grab_folio_pin_adds_refs(struct kunit *test)
 {
-	const struct gup_kunit_grab_case *c = test->param_value;
-	struct gup_kunit_folio *f;
-	struct folio *folio = gup_kunit_case_folio(test, c, &f);
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(folio, &s);
-	KUNIT_ASSERT_EQ(test, try_grab_folio(folio, c->refs, FOLL_PIN), 0);
-	f->pins += c->refs;
-	GUP_KUNIT_EXPECT_DELTA(test, folio, &s,
-			       gup_kunit_pin_refs(folio, c->refs), c->refs,
-			       c->refs, 0);
-	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(folio));
+	gup_kunit_check_slow_grab(test, FOLL_PIN);
 }
 
 /* Neither FOLL_GET nor FOLL_PIN: success, and nothing changes. */
@@ -131,36 +123,10 @@ static void try_grab_folio_refuses_zero_refcount(struct kunit *test)
 /* try_grab_folio_fast(): GUP-fast                                     */
 /* ------------------------------------------------------------------ */
 
-/*
- * One grab through the head or the last page: the folio it returns, and
- * what the case now holds on it.
- */
-static struct folio *gup_kunit_grab_fast(struct gup_kunit_folio *f,
-					 const struct gup_kunit_grab_case *c,
-					 unsigned int flags)
-{
-	struct folio *got;
-
-	got = gup_kunit_try_grab_fast(gup_kunit_folio_page(f, c->last),
-				      c->refs, flags);
-	if (got == f->folio && (flags & FOLL_PIN))
-		f->pins += c->refs;
-	else if (got == f->folio)
-		f->gets += c->refs;
-	return got;
-}
-
 /* FOLL_GET with refs = N adds N plain references, whatever the order. */
 static void try_grab_folio_fast_get_adds_refs(struct kunit *test)
 {
-	const struct gup_kunit_grab_case *c = test->param_value;
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(f->folio, &s);
-	KUNIT_ASSERT_PTR_EQ(test, gup_kunit_grab_fast(f, c, FOLL_GET),
-			    f->folio);
-	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, c->refs, 0, 0, 0);
+	gup_kunit_check_fast_grab(test, test->param_value, FOLL_GET);
 }
 
 /*
@@ -169,30 +135,13 @@ static void try_grab_folio_fast_get_adds_refs(struct kunit *test)
  */
 static void try_grab_folio_fast_pin_adds_refs(struct kunit *test)
 {
-	const struct gup_kunit_grab_case *c = test->param_value;
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(f->folio, &s);
-	KUNIT_ASSERT_PTR_EQ(test, gup_kunit_grab_fast(f, c, FOLL_PIN),
-			    f->folio);
-	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s,
-			       gup_kunit_pin_refs(f->folio, c->refs), c->refs,
-			       c->refs, 0);
-	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(f->folio));
+	gup_kunit_check_fast_grab(test, test->param_value, FOLL_PIN);
 }
 
 /* Pinning the zero page returns its folio, untouched and not counted. */
 static void try_grab_folio_fast_pin_zero_page_changes_nothing(struct kunit *test)
 {
-	struct folio *zero = page_folio(ZERO_PAGE(0));
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(zero, &s);
-	KUNIT_EXPECT_PTR_EQ(test,
-			    gup_kunit_try_grab_fast(ZERO_PAGE(0), 3, FOLL_PIN),
-			    zero);
-	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
+	gup_kunit_check_fast_grab_of_zero_page(test);
 }
 
 /*
@@ -203,19 +152,8 @@ static void try_grab_folio_fast_pin_zero_page_changes_nothing(struct kunit *test
 static void try_grab_folio_fast_refuses_zero_refcount(struct kunit *test)
 {
 	const unsigned int *order = test->param_value;
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, *order);
-	const struct gup_kunit_grab_case c = { *order, 1, true };
-	struct folio *got_pin, *got_get;
-	struct gup_kunit_snap s;
 
-	folio_ref_dec(f->folio);		/* forge a free folio */
-	gup_kunit_snap(f->folio, &s);
-	got_pin = gup_kunit_grab_fast(f, &c, FOLL_PIN);
-	got_get = gup_kunit_grab_fast(f, &c, FOLL_GET);
-	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
-	folio_ref_inc(f->folio);
-	KUNIT_EXPECT_NULL(test, got_pin);
-	KUNIT_EXPECT_NULL(test, got_get);
+	gup_kunit_check_fast_grab_refuses_freed(test, *order);
 }
 
 /*
@@ -226,13 +164,7 @@ static void try_grab_folio_fast_refuses_zero_refcount(struct kunit *test)
  */
 static void try_grab_folio_fast_without_flags_warns_and_fails(struct kunit *test)
 {
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
-	struct gup_kunit_snap s;
-
-	gup_kunit_snap(f->folio, &s);
-	KUNIT_EXPECT_NULL(test, gup_kunit_try_grab_fast(&f->folio->page, 1, 0));
-	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
-	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+	gup_kunit_check_fast_grab_without_flags(test);
 }
 
 /*

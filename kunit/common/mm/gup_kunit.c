@@ -351,6 +351,94 @@ static struct gup_kunit_folio *gup_kunit_alloc_pageblock(struct kunit *test)
 	return f;
 }
 
+/**
+ * gup_kunit_check_fast_grab() - GUP-fast's grab adds exactly what it should.
+ * @test: the case.
+ * @c: the folio's order, @refs, and the page grabbed through.
+ * @flags: FOLL_GET or FOLL_PIN.
+ *
+ * FOLL_GET adds @refs references, whatever the order. FOLL_PIN adds
+ * @refs * GUP_PIN_COUNTING_BIAS references to a small folio, @refs
+ * references and @refs pincount to a large one, and counts @refs pins.
+ */
+void gup_kunit_check_fast_grab(struct kunit *test,
+			       const struct gup_kunit_grab_case *c,
+			       unsigned int flags)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, c->order);
+	bool pin = flags & FOLL_PIN;
+	struct gup_kunit_snap s;
+	struct folio *got;
+
+	gup_kunit_snap(f->folio, &s);
+	got = gup_kunit_try_grab_fast(gup_kunit_folio_page(f, c->last),
+				      c->refs, flags);
+	KUNIT_ASSERT_PTR_EQ(test, got, f->folio);
+	if (pin)
+		f->pins += c->refs;
+	else
+		f->gets += c->refs;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s,
+			       pin ? gup_kunit_pin_refs(f->folio, c->refs) :
+			       c->refs, pin ? c->refs : 0, pin ? c->refs : 0, 0);
+	KUNIT_EXPECT_EQ(test, folio_maybe_dma_pinned(f->folio), pin);
+}
+
+/* GUP-fast's pin of the zero page returns its folio, untouched, uncounted. */
+void gup_kunit_check_fast_grab_of_zero_page(struct kunit *test)
+{
+	struct folio *zero = page_folio(ZERO_PAGE(0));
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(zero, &s);
+	KUNIT_EXPECT_PTR_EQ(test,
+			    gup_kunit_try_grab_fast(ZERO_PAGE(0), 3, FOLL_PIN),
+			    zero);
+	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
+}
+
+/*
+ * A folio whose refcount is zero is being freed: GUP-fast's grab must
+ * refuse it (add-unless-zero fails), without a warning, changing nothing.
+ */
+void gup_kunit_check_fast_grab_refuses_freed(struct kunit *test,
+					     unsigned int order)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, order);
+	struct page *page = gup_kunit_folio_page(f, true);
+	struct folio *got_pin, *got_get;
+	struct gup_kunit_snap s;
+
+	folio_ref_dec(f->folio);		/* forge a free folio */
+	gup_kunit_snap(f->folio, &s);
+	got_pin = gup_kunit_try_grab_fast(page, 1, FOLL_PIN);
+	got_get = gup_kunit_try_grab_fast(page, 1, FOLL_GET);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+	/* Undo whatever a broken kernel did, then restore the reference. */
+	if (got_pin)
+		f->pins++;
+	if (got_get)
+		f->gets++;
+	folio_ref_inc(f->folio);
+	KUNIT_EXPECT_NULL(test, got_pin);
+	KUNIT_EXPECT_NULL(test, got_get);
+}
+
+/*
+ * Expected warning: one. A GUP-fast grab with neither FOLL_GET nor
+ * FOLL_PIN is a caller bug: it warns and fails, changing nothing.
+ */
+void gup_kunit_check_fast_grab_without_flags(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(f->folio, &s);
+	KUNIT_EXPECT_NULL(test, gup_kunit_try_grab_fast(&f->folio->page, 1, 0));
+	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+}
+
 /* Whether a page may stay where it is for a long-term pin, by migratetype. */
 void gup_kunit_check_pinnable_mt(struct kunit *test,
 				 const struct gup_kunit_mt_case *c)
@@ -739,7 +827,10 @@ struct page *gup_kunit_mapped(struct kunit *test, unsigned long addr, long i)
 	return NULL;
 }
 
-/* Expect each pinned page to be the one mapped at its address now. */
+/*
+ * Expect each of @npages pages at @addr to be mapped, and to be the page
+ * of @pages at its index; with @pages NULL, to be mapped and not pinned.
+ */
 void gup_kunit_expect_mapped(struct kunit *test, unsigned long addr,
 			     struct page **pages, long npages)
 {
@@ -750,25 +841,13 @@ void gup_kunit_expect_mapped(struct kunit *test, unsigned long addr,
 		now = gup_kunit_mapped(test, addr, i);
 		if (!now)
 			continue;
-		KUNIT_EXPECT_PTR_EQ_MSG(test, now, pages[i],
-					"page %ld: mapping and pin disagree", i);
-		put_page(now);
-	}
-}
-
-/* Expect each of @npages pages mapped at @addr to be mapped and unpinned. */
-void gup_kunit_expect_none_pinned(struct kunit *test, unsigned long addr,
-				  long npages)
-{
-	struct page *now;
-	long i;
-
-	for (i = 0; i < npages; i++) {
-		now = gup_kunit_mapped(test, addr, i);
-		if (!now)
-			continue;
-		KUNIT_EXPECT_FALSE_MSG(test, gup_kunit_page_pinned(now),
-				       "page %ld", i);
+		if (pages)
+			KUNIT_EXPECT_PTR_EQ_MSG(test, now, pages[i],
+						"page %ld: mapping and pin disagree",
+						i);
+		else
+			KUNIT_EXPECT_FALSE_MSG(test, gup_kunit_page_pinned(now),
+					       "page %ld", i);
 		put_page(now);
 	}
 }

@@ -266,6 +266,13 @@ static inline void gup_kunit_split_desc(const struct gup_kunit_split_case *c,
 	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s refs %d", c->name, c->refs);
 }
 
+void gup_kunit_check_fast_grab(struct kunit *test,
+			       const struct gup_kunit_grab_case *c,
+			       unsigned int flags);
+void gup_kunit_check_fast_grab_of_zero_page(struct kunit *test);
+void gup_kunit_check_fast_grab_refuses_freed(struct kunit *test,
+					     unsigned int order);
+void gup_kunit_check_fast_grab_without_flags(struct kunit *test);
 void gup_kunit_check_split_retry(struct kunit *test,
 				 const struct gup_kunit_split_case *c);
 
@@ -382,8 +389,6 @@ void gup_kunit_expect_filled(struct kunit *test, struct page **pages,
 			     long npages);
 void gup_kunit_expect_mapped(struct kunit *test, unsigned long addr,
 			     struct page **pages, long npages);
-void gup_kunit_expect_none_pinned(struct kunit *test, unsigned long addr,
-				  long npages);
 void gup_kunit_user_refs(struct kunit *test, unsigned long addr, long npages,
 			 int *refs);
 unsigned long gup_kunit_fill_and_snap(struct kunit *test, int *refs,

@@ -333,6 +333,24 @@ static void pin_large_folio_many_pins_do_not_overflow(struct kunit *test)
 /* unpin_user_page*()                                                  */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A folio of each of the @n @orders for the case, and a snapshot of each
+ * in @s; then of the counters, in @counters.
+ */
+static void gup_kunit_alloc_each(struct kunit *test, const unsigned int *orders,
+				 int n, struct gup_kunit_folio **f,
+				 struct gup_kunit_snap *s,
+				 struct gup_kunit_snap *counters)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		f[i] = gup_kunit_alloc(test, orders[i]);
+		gup_kunit_snap(f[i]->folio, &s[i]);
+	}
+	gup_kunit_snap_counters(counters);
+}
+
 /* unpin_user_pages() of consecutive pages of one large folio. */
 static void unpin_user_pages_releases_one_folio_batch(struct kunit *test)
 {
@@ -365,11 +383,7 @@ static void unpin_user_pages_releases_mixed_folios(struct kunit *test)
 	struct gup_kunit_snap counters;
 	int i, n = 0;
 
-	for (i = 0; i < ARRAY_SIZE(orders); i++) {
-		f[i] = gup_kunit_alloc(test, orders[i]);
-		gup_kunit_snap(f[i]->folio, &s[i]);
-	}
-	gup_kunit_snap(f[0]->folio, &counters);
+	gup_kunit_alloc_each(test, orders, ARRAY_SIZE(orders), f, s, &counters);
 	/* Runs of 1..3 pages per folio, and folio 0 again at the end. */
 	for (i = 0; i < ARRAY_SIZE(orders); i++)
 		n += gup_kunit_pin_pages(test, f[i], pages + n, 1 + i % 3);
@@ -457,11 +471,7 @@ static void unpin_user_pages_dirty_lock_dirties_every_folio(struct kunit *test)
 	struct gup_kunit_snap counters;
 	int i, n = 0;
 
-	for (i = 0; i < ARRAY_SIZE(orders); i++) {
-		f[i] = gup_kunit_alloc(test, orders[i]);
-		gup_kunit_snap(f[i]->folio, &s[i]);
-	}
-	gup_kunit_snap(f[0]->folio, &counters);
+	gup_kunit_alloc_each(test, orders, ARRAY_SIZE(orders), f, s, &counters);
 	for (i = 0; i < ARRAY_SIZE(orders); i++)
 		n += gup_kunit_pin_pages(test, f[i], pages + n, 2);
 	unpin_user_pages_dirty_lock(pages, n, true);
