@@ -5,8 +5,10 @@ For each tree (--tree, repeatable; default every tree of kunit/trees):
   1. build and run the suites with tools/run_suite.py in make test's own
      build directory, build/TREE/kunit-x86_64 (the kunitconfig has
      CONFIG_GCOV_KERNEL=y, which profiles nothing by itself), with only
-     the pin-core objects profiled (make options GCOV_PROFILE_gup.o=y
-     GCOV_PROFILE_memremap.o=y): kbuild rebuilds just those objects, and
+     the pin-core objects and the tests' own objects profiled (make
+     options GCOV_PROFILE_gup.o=y GCOV_PROFILE_memremap.o=y
+     GCOV_PROFILE_gup_kunit_pin.o=y ...; the tests' objects carry copies
+     of the pin core's static inlines): kbuild rebuilds just those, and
      make test's next build rebuilds them unprofiled. The console goes to
      results/TREE/coverage-run/kunit.log;
   2. read the .gcda images that the harness's gcov dump prints on the
@@ -48,8 +50,8 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
-                     add_tree_argument, die, display, read_list, run,
-                     selected_trees)
+                     add_tree_argument, die, display, kernel_sources,
+                     read_list, run, selected_trees)
 
 TOOL = 'coverage'
 # Defaults of --build_dir, --run_results, --out, --doc: {build} is
@@ -318,11 +320,21 @@ def table(recs):
 # The run
 # --------------------------------------------------------------------------
 
+def test_objects(tree):
+    """The objects of the tree's test sources (kernel_sources(), harness
+    left out), profiled too: a static inline of the pin core that the
+    tests call (folio_maybe_dma_pinned(), is_longterm_pinnable_page()) has
+    its copies there, and the kernel's own callers may be few."""
+    return sorted(os.path.basename(rel)[:-2] + '.o'
+                  for rel in kernel_sources(tree, harness=False)
+                  if rel.endswith('.c'))
+
+
 def build_and_run(args, tree):
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
            '--tree', tree.name,
            '--build_dir', args.build_dir, '--results', args.run_results]
-    for obj in args.profile:
+    for obj in args.profile + test_objects(tree):
         cmd += ['--make_options', 'GCOV_PROFILE_%s=y' % obj]
     if args.filter:
         cmd.append(args.filter)

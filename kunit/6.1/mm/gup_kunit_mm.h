@@ -153,4 +153,14 @@ static inline void gup_kunit_remove_anon_rmap(struct page *page,
 	page_remove_rmap(page, vma, false);
 }
 
+/*
+ * Does a read-only FOLL_LONGTERM pin in a COW mapping break COW first, as
+ * a write fault would (84209e87c696, "mm/gup: reliable R/O long-term
+ * pinning in COW mappings", v6.2)? Not in 6.1: it pins what is mapped, the zero page included.
+ */
+static inline bool gup_kunit_longterm_ro_pin_unshares(void)
+{
+	return false;
+}
+
 #endif /* _MM_GUP_KUNIT_MM_H */

@@ -151,4 +151,15 @@ static inline void gup_kunit_remove_anon_rmap(struct page *page,
 	folio_remove_rmap_pte(page_folio(page), page, vma);
 }
 
+/*
+ * Does a read-only FOLL_LONGTERM pin in a COW mapping break COW first, as
+ * a write fault would (84209e87c696, "mm/gup: reliable R/O long-term
+ * pinning in COW mappings", v6.2)? Yes in 6.12: gup_must_unshare() asks
+ * for it for any page that is not anonymous, the zero page included.
+ */
+static inline bool gup_kunit_longterm_ro_pin_unshares(void)
+{
+	return true;
+}
+
 #endif /* _MM_GUP_KUNIT_MM_H */

@@ -76,10 +76,11 @@ static void get_user_pages_fast_takes_references_not_pins(struct kunit *test)
 /*
  * A read-only pin of private anonymous memory that was never written
  * returns the shared zero page, without touching its refcount or counting
- * a pin; unpinning it is a no-op.
+ * a pin; unpinning it is a no-op. GUP-fast and the slow path.
  */
 static void pin_user_pages_read_of_unwritten_memory_is_zero_page(struct kunit *test)
 {
+	const bool *fast = test->param_value;
 	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
 					    PROT_READ, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
@@ -88,7 +89,7 @@ static void pin_user_pages_read_of_unwritten_memory_is_zero_page(struct kunit *t
 	long i, ret;
 
 	gup_kunit_snap_counters(&s);
-	ret = pin_user_pages_fast(addr, GUP_KUNIT_NPAGES, 0, p->pages);
+	ret = gup_kunit_pin_path(*fast, addr, GUP_KUNIT_NPAGES, 0, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
@@ -98,6 +99,50 @@ static void pin_user_pages_read_of_unwritten_memory_is_zero_page(struct kunit *t
 	gup_kunit_unpin(p);
 	KUNIT_EXPECT_EQ(test, page_ref_count(ZERO_PAGE(0)), zero_ref);
 	GUP_KUNIT_EXPECT_COUNTERS(test, &s, 0, 0);
+}
+
+/*
+ * A read-only long-term pin of never-written private memory, GUP-fast and
+ * the slow path. Where the kernel pins what is mapped (6.1), that is the
+ * zero page, which may stay where it is: no migration, no pin counted.
+ * Since 84209e87c696 ("mm/gup: reliable R/O long-term pinning in COW
+ * mappings", v6.2) GUP breaks COW first, as a write fault would (a later
+ * write would otherwise replace the page under the DMA): the pins are of
+ * fresh, exclusive anonymous pages, now mapped, each counted, and GUP-fast
+ * leaves the zero page to the slow path.
+ */
+static void pin_user_pages_longterm_read_of_unwritten_memory(struct kunit *test)
+{
+	const bool *fast = test->param_value;
+	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
+					    PROT_READ, GUP_KUNIT_ANON);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
+	bool unshares = gup_kunit_longterm_ro_pin_unshares();
+	long pinned = unshares ? GUP_KUNIT_NPAGES : 0;
+	struct gup_kunit_snap s;
+	long i, ret;
+
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_pin_path(*fast, addr, GUP_KUNIT_NPAGES, FOLL_LONGTERM,
+				 p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
+	for (i = 0; i < GUP_KUNIT_NPAGES; i++) {
+		struct page *page = p->pages[i];
+
+		KUNIT_EXPECT_EQ_MSG(test, is_zero_page(page), !unshares,
+				    "page %ld", i);
+		KUNIT_EXPECT_EQ_MSG(test, PageAnon(page) && PageAnonExclusive(page),
+				    unshares, "page %ld", i);
+		KUNIT_EXPECT_EQ_MSG(test, gup_kunit_page_pinned(page), unshares,
+				    "page %ld", i);
+		KUNIT_EXPECT_TRUE_MSG(test, gup_kunit_longterm_pinnable(page),
+				      "page %ld", i);
+	}
+	gup_kunit_expect_mapped(test, addr, p->pages, GUP_KUNIT_NPAGES);
+	GUP_KUNIT_EXPECT_COUNTERS(test, &s, pinned, 0);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_COUNTERS(test, &s, pinned, pinned);
 }
 
 /* An address with nothing mapped: -EFAULT, and nothing is pinned. */
@@ -1250,7 +1295,10 @@ static void fork_refuses_to_share_pinned_anon_page(struct kunit *test)
 static struct kunit_case gup_pin_user_cases[] = {
 	KUNIT_CASE(pin_user_pages_fast_pins_mapped_anon_pages),
 	KUNIT_CASE(get_user_pages_fast_takes_references_not_pins),
-	KUNIT_CASE(pin_user_pages_read_of_unwritten_memory_is_zero_page),
+	KUNIT_CASE_PARAM(pin_user_pages_read_of_unwritten_memory_is_zero_page,
+			 gup_kunit_path_gen_params),
+	KUNIT_CASE_PARAM(pin_user_pages_longterm_read_of_unwritten_memory,
+			 gup_kunit_path_gen_params),
 	KUNIT_CASE(pin_user_pages_unmapped_address_fails),
 	KUNIT_CASE(pin_user_pages_range_into_hole_pins_prefix),
 	KUNIT_CASE_PARAM(pin_user_pages_longterm_migrates_movable_pages,
