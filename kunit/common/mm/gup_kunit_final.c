@@ -10,8 +10,10 @@
  */
 
 #include <linux/delay.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mount.h>
+#include <linux/uaccess.h>
 #include "gup_kunit.h"
 
 /*
