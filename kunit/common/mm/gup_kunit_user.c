@@ -654,21 +654,30 @@ static struct kunit_resource *gup_kunit_cow_share(struct kunit *test,
 	return child;
 }
 
-/* The child exits: it unmaps the page it shared (mapped in @addr's VMA). */
+/*
+ * The child exits: it unmaps the page it shared (mapped in @addr's VMA),
+ * under a PT lock, as zap_pte_range() does: the rmap's statistics are
+ * per-CPU and need preemption off.
+ */
 static void gup_kunit_child_exit(struct kunit_resource *child,
 				 unsigned long addr)
 {
+	struct mm_struct *mm = current->mm;
 	struct page *page = child->data;
 	struct vm_area_struct *vma;
+	spinlock_t *ptl;		/* the PT lock of addr */
+	pte_t *ptep;
 
-	mmap_read_lock(current->mm);
-	vma = vma_lookup(current->mm, addr);
-	if (vma) {
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, addr);
+	ptep = vma ? get_locked_pte(mm, addr, &ptl) : NULL;
+	if (ptep) {
 		gup_kunit_remove_anon_rmap(page, vma);
+		pte_unmap_unlock(ptep, ptl);
 		put_page(page);
 		child->data = NULL;
 	}
-	mmap_read_unlock(current->mm);
+	mmap_read_unlock(mm);
 }
 
 /*
