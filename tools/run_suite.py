@@ -42,8 +42,8 @@ Prints one line per tree, 'run_suite: TREE: N passed, N failed, N skipped
 (...)', a tree that could not be built or run counting as one failure;
 the last line sums them: 'N passed, N failed, N skipped'. The exit status
 is 0 only if, in every tree, every case passed or was skipped, the kernel
-neither crashed nor hung, and every suite in kunit/suites that matches
-FILTER ran.
+neither crashed nor hung, and every suite of kunit/suites that the tree
+has and FILTER matches ran.
 """
 import argparse
 import fnmatch
@@ -73,11 +73,22 @@ RESULT_FILES = ('kunit.log', 'kunit.ktap', 'kunit.json', 'junit.xml',
                 'summary.json', 'meta.json')
 
 
-def expected_suites(glob):
-    """Suites of kunit/suites that the filter glob selects."""
+def expected_suites(glob, tree, path=None):
+    """Suites of kunit/suites (or @path) that tree @tree (a name) has and
+    the filter glob selects.
+
+    Each line of the file is a suite name, alone when every tree has the
+    suite, or followed by the trees that have it ("gup_pin_memfd 6.12").
+    """
     suite_glob = glob.split('.', 1)[0]
-    return [name for name in read_names(SUITES)
-            if fnmatch.fnmatchcase(name, suite_glob)]
+    out = []
+    for entry in read_names(path or SUITES):
+        name, *trees = entry.split()
+        if trees and tree not in trees:
+            continue
+        if fnmatch.fnmatchcase(name, suite_glob):
+            out.append(name)
+    return out
 
 
 def kunit_cmd(verb, args, tree, build_dir):
@@ -360,7 +371,7 @@ def run(args, tree, results):
 
     suites_file = os.path.join(results, 'expected-suites')
     with open(suites_file, 'w') as f:
-        f.write('\n'.join(expected_suites(args.filter)) + '\n')
+        f.write('\n'.join(expected_suites(args.filter, tree.name)) + '\n')
     report = [sys.executable, os.path.join(os.path.dirname(
               os.path.abspath(__file__)), 'ktap_report.py'),
               console, '--ktap', os.path.join(results, 'kunit.ktap'),
