@@ -5,8 +5,9 @@ For each tree (--tree, repeatable; default every tree of kunit/trees):
   1. build and run the suites with tools/run_suite.py in make test's own
      build directory, build/TREE/kunit-x86_64 (the kunitconfig has
      CONFIG_GCOV_KERNEL=y, which profiles nothing by itself), with only
-     the pin-core objects and the tests' own objects profiled (make
-     options GCOV_PROFILE_gup.o=y GCOV_PROFILE_memremap.o=y
+     the pin-core objects (one per .c file of kunit/TREE/pin-core) and
+     the tests' own objects profiled (make options GCOV_PROFILE_gup.o=y
+     GCOV_PROFILE_memremap.o=y
      GCOV_PROFILE_gup_kunit_pin.o=y ...; the tests' objects carry copies
      of the pin core's static inlines): kbuild rebuilds just those, and
      make test's next build rebuilds them unprofiled. The console goes to
@@ -60,7 +61,6 @@ BUILD_DIR = '{build}/kunit-x86_64'
 RUN_RESULTS = '{results}/{tree}/coverage-run'
 OUT = '{results}/{tree}/coverage'
 DOC = os.path.join(ROOT, 'docs', '{tree}', 'coverage.md')
-PROFILED = ('gup.o', 'memremap.o')
 LINE_GOAL = 95.0
 BRANCH_GOAL = 90.0
 
@@ -83,6 +83,20 @@ def read_pin_core(tree):
     if not out:
         raise ToolError('%s lists no function' % display(path))
     return out
+
+
+def pin_core_objects(tree):
+    """The objects to profile: one per .c file of the tree's pin core
+    (mm/gup.c -> gup.o), in order; a function of a header is profiled
+    where it is inlined (the pin core's .c files and the tests' own)."""
+    out = []
+    for _func, path in read_pin_core(tree):
+        if path.endswith('.c'):
+            obj = os.path.basename(path)[:-2] + '.o'
+            if obj not in out:
+                out.append(obj)
+    return out
+
 
 GCOV_RE = re.compile(r'GCOV: (\S+) (\d+) (\S+)\s*$')
 END_RE = re.compile(r'GCOV-END: (\S+) (\d+) ([0-9a-f]{8})\s*$')
@@ -330,11 +344,16 @@ def test_objects(tree):
                   if rel.endswith('.c'))
 
 
+def profiled(args, tree):
+    """--profile, else the objects of the tree's pin core."""
+    return list(args.profile) if args.profile else pin_core_objects(tree)
+
+
 def build_and_run(args, tree):
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
            '--tree', tree.name,
            '--build_dir', args.build_dir, '--results', args.run_results]
-    for obj in args.profile + test_objects(tree):
+    for obj in profiled(args, tree) + test_objects(tree):
         cmd += ['--make_options', 'GCOV_PROFILE_%s=y' % obj]
     if args.filter:
         cmd.append(args.filter)
@@ -437,9 +456,8 @@ def main():
                     'docs/{tree}/coverage.md)')
     ap.add_argument('--profile', action='append', default=None,
                     metavar='OBJ.o', help='object to profile (repeatable; '
-                    'default %s)' % ' '.join(PROFILED))
+                    'default: one per .c file of kunit/TREE/pin-core)')
     args = ap.parse_args()
-    args.profile = args.profile or list(PROFILED)
     trees = selected_trees(TOOL, args.tree)
     if len(trees) > 1:
         for name in ('build_dir', 'run_results', 'out', 'doc'):
@@ -516,7 +534,7 @@ def coverage(args, tree):
                'goal': {'lines_percent': LINE_GOAL,
                         'branches_percent': BRANCH_GOAL},
                'pin_core': display(tree.pin_core),
-               'profiled': args.profile, 'gcda': sorted(images),
+               'profiled': profiled(args, tree), 'gcda': sorted(images),
                'lcov_info': info, 'functions': recs, 'total': total,
                'run_seconds': round(t_run, 1) if t_run else None,
                'report_seconds': round(time.monotonic() - t0, 1)}

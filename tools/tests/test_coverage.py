@@ -221,6 +221,21 @@ class PinCore(unittest.TestCase):
             with self.assertRaisesRegex(cov.ToolError, why):
                 cov.read_pin_core(self.tree)
 
+    def test_objects_are_the_c_files_once_in_order(self):
+        self.write('try_grab_folio mm/gup.c\n'
+                   'folio_maybe_dma_pinned include/linux/mm.h\n'
+                   'memfd_alloc_folio mm/memfd.c\n'
+                   'unpin_folios mm/gup.c\n')
+        self.assertEqual(cov.pin_core_objects(self.tree),
+                         ['gup.o', 'memfd.o'])
+
+    def test_profile_option_overrides_the_pin_core(self):
+        self.write('try_grab_folio mm/gup.c\n')
+        args = type('Args', (), {'profile': ['x.o']})()
+        self.assertEqual(cov.profiled(args, self.tree), ['x.o'])
+        args.profile = None
+        self.assertEqual(cov.profiled(args, self.tree), ['gup.o'])
+
     def test_the_6_1_list(self):
         common = sys.modules['_common']
         common.KUNIT = os.path.join(HERE, '..', '..', 'kunit')
