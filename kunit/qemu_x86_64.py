@@ -13,8 +13,11 @@
 #  memmap=2M!1G         2 MiB of RAM at 1 GiB kept from the page allocator
 #                       (E820 legacy PMEM, no driver claims it): real memory
 #                       for the device-coherent pgmaps of the user cases.
-#  brd.rd_nr=1 brd.rd_size=4096  a 4 MiB ramdisk, /dev/ram0: the swap area
-#                       that the pinned-anon reclaim case turns on and off.
+#  brd.rd_nr=2 brd.rd_size=4096  two 4 MiB ramdisks: /dev/ram0, the swap
+#                       area that the pinned-anon reclaim case turns on and
+#                       off; /dev/ram1, a block device whose page cache
+#                       needs dirty tracking (6.12's file-backed long-term
+#                       pin cases), never swap.
 #  i8042.noaux i8042.nokbd  no PS/2 probe: its late 'input: ... Mouse' line
 #                       could land inside the KTAP and derail kunit.py.
 from ..qemu_config import QemuArchParams
@@ -27,7 +30,7 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   kernel_path='arch/x86/boot/bzImage',
 			   kernel_command_line='console=ttyS0 oops=panic panic=1 '
 			   'hugepages=16 movablecore=512M vsyscall=emulate '
-			   'memmap=2M!1G brd.rd_nr=1 brd.rd_size=4096 '
+			   'memmap=2M!1G brd.rd_nr=2 brd.rd_size=4096 '
 			   'i8042.noaux i8042.nokbd',
 			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
 					      '-m', '2048'])

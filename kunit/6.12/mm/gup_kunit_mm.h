@@ -7,7 +7,7 @@
  * large one, and the unpin family undoes it. How a test grabs one page,
  * reads a pincount or shares an anonymous page as fork() does depends on
  * the kernel; this header is the one place that knows, and gup_kunit.h
- * includes it.
+ * includes it. The helpers longer than a line are in gup_kunit_mm.c.
  */
 #ifndef _MM_GUP_KUNIT_MM_H
 #define _MM_GUP_KUNIT_MM_H
@@ -161,5 +161,26 @@ static inline bool gup_kunit_longterm_ro_pin_unshares(void)
 {
 	return true;
 }
+
+/* ------------------------------------------------------------------ */
+/* Files (gup_kunit_mm.c)                                              */
+/* ------------------------------------------------------------------ */
+
+/* What a case pins: a memfd, or a file that is not one. */
+enum gup_kunit_file_kind {
+	GUP_KUNIT_NO_FILE,
+	GUP_KUNIT_SHMEM,		/* memfd_create() */
+	GUP_KUNIT_HUGETLB,		/* memfd_create(MFD_HUGETLB) */
+	GUP_KUNIT_HUGETLB_RESERVED,	/* a hugetlbfs file, pages reserved */
+	GUP_KUNIT_ANON_INODE,		/* e.g. an eventfd */
+	GUP_KUNIT_BLOCK_DEVICE,		/* /dev/ram1, with page cache */
+};
+
+struct file *gup_kunit_open(struct kunit *test, enum gup_kunit_file_kind kind,
+			    loff_t size);
+struct file *gup_kunit_file(struct kunit *test, enum gup_kunit_file_kind kind,
+			    loff_t size);
+long gup_kunit_pool_unmovable(void);
+void gup_kunit_pool_make_unmovable(struct kunit *test, long n);
 
 #endif /* _MM_GUP_KUNIT_MM_H */

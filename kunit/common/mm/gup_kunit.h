@@ -11,11 +11,15 @@
  *   gup_kunit_warn.c    gup_pin_warn: cases that WARN on purpose
  *   gup_kunit_devmap.c  gup_pin_devmap: ZONE_DEVICE pages
  *   gup_kunit_user.c    gup_pin_user: pin_user_pages*() on user memory
+ *   ...                 the suites of APIs that only some kernels have
+ *                       (6.12: gup_kunit_folio.c, gup_kunit_memfd.c,
+ *                       gup_kunit_file.c)
  *   gup_kunit_final.c   gup_pin_final: what the suites leave behind; it
  *                       links last, so that its suite runs last
  *
  * gup_kunit_mm.h holds what differs between kernels (how to grab one page,
- * read a pincount, attach a user address space); nothing here does.
+ * read a pincount, attach a user address space, and, where a kernel needs
+ * them, the longer helpers of its gup_kunit_mm.c); nothing here does.
  *
  * Every case restores what it changed: each folio, pgmap or pin array a
  * case gets is a KUnit resource whose release undoes exactly what the case
@@ -380,6 +384,14 @@ static inline void gup_kunit_pins_got(struct gup_kunit_pins *p, long ret)
 void gup_kunit_unpin(struct gup_kunit_pins *p);
 long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
 			unsigned int flags, struct page **pages);
+
+/* GUP-fast (pin_user_pages_fast()) or the slow path (pin_user_pages()). */
+static const bool gup_kunit_paths[] __maybe_unused = { true, false };
+
+static inline void gup_kunit_path_desc(const bool *fast, char *desc)
+{
+	strscpy(desc, *fast ? "GUP-fast" : "slow path", KUNIT_PARAM_DESC_SIZE);
+}
 unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
 			     unsigned long prot, unsigned long flags);
 void gup_kunit_fill(struct kunit *test, unsigned long addr, long npages);

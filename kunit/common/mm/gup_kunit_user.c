@@ -500,14 +500,6 @@ static void pin_user_pages_beyond_protection_fails(struct kunit *test)
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 }
 
-/* GUP-fast (pin_user_pages_fast()) or the slow path (pin_user_pages()). */
-static const bool gup_kunit_paths[] = { true, false };
-
-static void gup_kunit_path_desc(const bool *fast, char *desc)
-{
-	strscpy(desc, *fast ? "GUP-fast" : "slow path", KUNIT_PARAM_DESC_SIZE);
-}
-
 KUNIT_ARRAY_PARAM(gup_kunit_path, gup_kunit_paths, gup_kunit_path_desc);
 
 /*

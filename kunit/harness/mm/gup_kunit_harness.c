@@ -8,7 +8,7 @@
  * should not carry:
  *
  *  - swap: before the suites run, it makes the brd ramdisk /dev/ram0
- *    (brd.rd_nr=1 brd.rd_size= on the command line) a swap area, so that
+ *    (brd.rd_nr= brd.rd_size= on the command line) a swap area, so that
  *    gup_pin_user can page out anonymous memory. A built-in KUnit kernel
  *    has no user space to run mkswap and swapon.
  *  - coverage: with CONFIG_GCOV_KERNEL, at shutdown (after the last suite)
@@ -122,7 +122,7 @@ static int __init gup_kunit_swap_init(void)
 	if (!err)
 		err = gup_kunit_mkswap();
 	if (err) {
-		pr_info("gup_kunit: no swap on %s (%d): boot with brd.rd_nr=1\n",
+		pr_info("gup_kunit: no swap on %s (%d): boot with brd.rd_nr=\n",
 			GUP_KUNIT_SWAP_DEV, err);
 		return 0;
 	}

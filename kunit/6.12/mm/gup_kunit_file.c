@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of long-term pins of file mappings (CONFIG_GUP_KUNIT_TEST).
+ *
+ * gup_pin_file: a FOLL_LONGTERM | FOLL_WRITE pin of a shared mapping of a
+ * file whose page cache needs dirty tracking would let a device write to
+ * the pages behind the filesystem's back for as long as it likes, the
+ * 2018 failure of "DMA and get_user_pages()" made permanent. Since v6.5
+ * check_vma_flags() refuses it (writable_file_mapping_allowed()), and
+ * GUP-fast hands it to the slow path (gup_fast_folio_allowed()). The
+ * cases map /dev/ram1, a block device whose page cache has writeback,
+ * and check the refusal on both paths, and what stays allowed: reads,
+ * short-term writes, private mappings, and shmem and hugetlb, which have
+ * no writeback to corrupt.
+ */
+
+#include <linux/hugetlb.h>
+#include "gup_kunit.h"
+
+/**
+ * struct gup_kunit_file_case - one pin of a mapping of a file.
+ * @name: what is pinned.
+ * @kind: the file.
+ * @shared: MAP_SHARED, else MAP_PRIVATE.
+ * @flags: FOLL_ flags of the pin (FOLL_PIN added).
+ * @fast: pin_user_pages_fast(), else pin_user_pages().
+ * @refused: the pin must fail with -EFAULT.
+ */
+struct gup_kunit_file_case {
+	const char *name;
+	enum gup_kunit_file_kind kind;
+	bool shared;
+	unsigned int flags;
+	bool fast;
+	bool refused;
+};
+
+#define LT_W	(FOLL_LONGTERM | FOLL_WRITE)
+
+static const struct gup_kunit_file_case gup_kunit_file_cases[] = {
+	{ "block device, long-term write", GUP_KUNIT_BLOCK_DEVICE, true,
+	  LT_W, false, true },
+	{ "block device, long-term write, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
+	  true, LT_W, true, true },
+	{ "block device, long-term read", GUP_KUNIT_BLOCK_DEVICE, true,
+	  FOLL_LONGTERM, false, false },
+	{ "block device, long-term read, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
+	  true, FOLL_LONGTERM, true, false },
+	{ "block device, short-term write", GUP_KUNIT_BLOCK_DEVICE, true,
+	  FOLL_WRITE, false, false },
+	{ "block device, short-term write, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
+	  true, FOLL_WRITE, true, false },
+	{ "block device, private, long-term write", GUP_KUNIT_BLOCK_DEVICE,
+	  false, LT_W, false, false },
+	{ "shmem, long-term write", GUP_KUNIT_SHMEM, true, LT_W, false,
+	  false },
+	{ "shmem, long-term write, GUP-fast", GUP_KUNIT_SHMEM, true, LT_W,
+	  true, false },
+	{ "hugetlb, long-term write", GUP_KUNIT_HUGETLB, true, LT_W, false,
+	  false },
+	{ "hugetlb, long-term write, GUP-fast", GUP_KUNIT_HUGETLB, true, LT_W,
+	  true, false },
+};
+
+static void gup_kunit_file_desc(const struct gup_kunit_file_case *c,
+				char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_file, gup_kunit_file_cases, gup_kunit_file_desc);
+
+/*
+ * Map the file, fault its pages in (writing, so that GUP-fast finds them
+ * writable and the refusal is the dirty-tracking one), and pin them: a
+ * refused pin fails with -EFAULT and leaves no pin held on either path;
+ * an allowed one pins the very pages mapped, one pin each.
+ */
+static void pin_user_pages_longterm_write_of_file_mapping(struct kunit *test)
+{
+	const struct gup_kunit_file_case *c = test->param_value;
+	bool huge = c->kind == GUP_KUNIT_HUGETLB;
+	unsigned long len = huge ? PMD_SIZE : GUP_KUNIT_NPAGES * PAGE_SIZE;
+	long npages = GUP_KUNIT_NPAGES;
+	struct gup_kunit_pins *p = gup_kunit_pins(test, npages);
+	struct gup_kunit_snap s;
+	unsigned long addr;
+	struct file *file;
+	long ret;
+
+	if (huge)	/* the long-term pin must not have to migrate */
+		gup_kunit_pool_make_unmovable(test, 1);
+	file = gup_kunit_file(test, c->kind, len);
+	addr = gup_kunit_vm_mmap(test, file, len, GUP_KUNIT_RW,
+				 c->shared ? MAP_SHARED : MAP_PRIVATE);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
+			       (long)addr);
+	gup_kunit_fill(test, addr, npages);
+
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_pin_path(c->fast, addr, npages, c->flags, p->pages);
+	gup_kunit_pins_got(p, ret);
+	if (c->refused) {
+		KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
+		GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+		gup_kunit_expect_mapped(test, addr, NULL, npages);
+		return;
+	}
+	KUNIT_ASSERT_EQ(test, ret, npages);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, npages);
+	gup_kunit_expect_mapped(test, addr, p->pages, npages);
+	gup_kunit_expect_filled(test, p->pages, npages);
+	KUNIT_EXPECT_EQ(test, PageAnon(p->pages[0]), !c->shared);
+	gup_kunit_unpin(p);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+}
+
+static struct kunit_case gup_pin_file_cases[] = {
+	KUNIT_CASE_PARAM(pin_user_pages_longterm_write_of_file_mapping,
+			 gup_kunit_file_gen_params),
+	{}
+};
+
+static struct kunit_suite gup_pin_file_suite = {
+	.name = "gup_pin_file",
+	.suite_init = gup_kunit_suite_init,
+	.suite_exit = gup_kunit_suite_exit,
+	.init = gup_kunit_user_init,
+	.exit = gup_kunit_case_exit,
+	.test_cases = gup_pin_file_cases,
+};
+
+kunit_test_suite(gup_pin_file_suite);

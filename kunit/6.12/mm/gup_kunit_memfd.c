@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of memfd_pin_folios() (CONFIG_GUP_KUNIT_TEST).
+ *
+ * gup_pin_memfd: memfd_pin_folios(), which udmabuf and the GPU drivers of
+ * virtual machines use to pin the folios of a memfd for as long as user
+ * space wants, on the two kinds of memfd: shmem (memfd_create()) and
+ * hugetlb (MFD_HUGETLB, from the boot-time pool). The files are made as
+ * memfd_create() makes them (shmem_file_setup(), hugetlb_file_setup()
+ * with VM_NORESERVE) and sized as ftruncate() would. The cases check the
+ * folios returned and the offset into the first, ranges that start or end
+ * inside a folio, @max_folios, folios allocated on demand, the refusals,
+ * that each folio is pinned exactly once and unpin_folios() releases
+ * exactly that, the hugetlb pool's counts, and the long-term semantics:
+ * folios in ZONE_MOVABLE are migrated before the pin, and a migration
+ * that fails leaves no pin behind.
+ */
+
+#include <linux/file.h>
+#include <linux/highmem.h>
+#include <linux/hugetlb.h>
+#include <linux/pagemap.h>
+#include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
+#include <linux/swap.h>
+#include "gup_kunit.h"
+
+#define GUP_KUNIT_MEMFD_MAX	8
+
+/**
+ * struct gup_kunit_memfd - a file of a case and the folios pinned in it.
+ * @file: the file; NULL for GUP_KUNIT_NO_FILE.
+ * @folios: what memfd_pin_folios() returned.
+ * @nr: how many of @folios are still pinned.
+ *
+ * A KUnit action releases the pins, then the file (synchronously, so that
+ * its folios are back in their pool when the release returns).
+ */
+struct gup_kunit_memfd {
+	struct file *file;
+	struct folio *folios[GUP_KUNIT_MEMFD_MAX];
+	long nr;
+};
+
+static void gup_kunit_memfd_release(void *data)
+{
+	struct gup_kunit_memfd *m = data;
+
+	unpin_folios(m->folios, m->nr);
+	m->nr = 0;
+	if (m->file)
+		__fput_sync(m->file);
+	m->file = NULL;
+}
+
+/* A file of @kind and @size bytes for the case, closed when it ends. */
+static struct gup_kunit_memfd *gup_kunit_memfd(struct kunit *test,
+					       enum gup_kunit_file_kind kind,
+					       loff_t size)
+{
+	struct gup_kunit_memfd *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	struct file *file;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	file = gup_kunit_open(test, kind, size);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "file kind %d: %ld", kind,
+			       PTR_ERR(file));
+	m->file = file;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							gup_kunit_memfd_release,
+							m), 0);
+	return m;
+}
+
+/* memfd_pin_folios() into the case's array; the case's end unpins. */
+static long gup_kunit_memfd_pin(struct gup_kunit_memfd *m, loff_t start,
+				loff_t end, unsigned int max, pgoff_t *offset)
+{
+	long ret = memfd_pin_folios(m->file, start, end, m->folios, max,
+				    offset);
+
+	m->nr = ret > 0 ? ret : 0;
+	return ret;
+}
+
+/* Unpin and close now: the hugetlb pool checks need the file gone. */
+static void gup_kunit_memfd_close(struct kunit *test, struct gup_kunit_memfd *m)
+{
+	kunit_release_action(test, gup_kunit_memfd_release, m);
+}
+
+/*
+ * Allocate pages [@first, @first + @n) of a shmem memfd and tag them, as
+ * a write() would. @movable: let them land in ZONE_MOVABLE, as user
+ * memory may; else keep them out of it, as a pin would.
+ */
+static void gup_kunit_memfd_fill(struct kunit *test, struct gup_kunit_memfd *m,
+				 pgoff_t first, long n, bool movable)
+{
+	unsigned int flags = movable ? 0 : memalloc_pin_save();
+	struct folio *folio;
+	u64 *kaddr;
+	long i;
+
+	for (i = 0; i < n; i++) {
+		folio = shmem_read_folio(m->file->f_mapping, first + i);
+		if (IS_ERR(folio))
+			break;
+		kaddr = kmap_local_folio(folio, 0);
+		kaddr[0] = 0x67757000ULL + first + i;	/* "gup", index */
+		kunmap_local(kaddr);
+		folio_mark_dirty(folio);
+		folio_put(folio);
+	}
+	if (!movable)
+		memalloc_pin_restore(flags);
+	KUNIT_ASSERT_EQ(test, i, n);
+}
+
+/* Expect the folios to still carry the tags gup_kunit_memfd_fill() wrote. */
+static void gup_kunit_memfd_expect_tags(struct kunit *test,
+					struct gup_kunit_memfd *m)
+{
+	u64 *kaddr;
+	long i;
+
+	for (i = 0; i < m->nr; i++) {
+		kaddr = kmap_local_folio(m->folios[i], 0);
+		KUNIT_EXPECT_EQ_MSG(test, kaddr[0],
+				    0x67757000ULL + folio_index(m->folios[i]),
+				    "folio %ld", i);
+		kunmap_local(kaddr);
+	}
+}
+
+/*
+ * Expect folios [0, @nr) of the case to be the file's folios that hold
+ * bytes @start onwards, one after the other, each in the page cache.
+ */
+static void gup_kunit_memfd_expect_folios(struct kunit *test,
+					  struct gup_kunit_memfd *m,
+					  loff_t start, long nr)
+{
+	struct folio *folio, *cached;
+	loff_t pos;
+	long i;
+
+	pos = ALIGN_DOWN(start, folio_size(m->folios[0]));
+	for (i = 0; i < nr; i++) {
+		folio = m->folios[i];
+		KUNIT_EXPECT_PTR_EQ_MSG(test, folio->mapping,
+					m->file->f_mapping, "folio %ld", i);
+		KUNIT_EXPECT_EQ_MSG(test, folio_pos(folio), pos, "folio %ld", i);
+		cached = filemap_get_folio(m->file->f_mapping,
+					   folio_index(folio));
+		KUNIT_EXPECT_PTR_EQ_MSG(test, cached, folio, "folio %ld", i);
+		if (!IS_ERR(cached))
+			folio_put(cached);
+		pos += folio_size(folio);
+	}
+}
+
+/*
+ * Expect each folio of the case to hold exactly one pin: releasing the
+ * pins with unpin_folios() drops a small folio's refcount by exactly
+ * GUP_PIN_COUNTING_BIAS and a large folio's pincount from 1 to 0.
+ */
+static void gup_kunit_memfd_expect_one_pin_each(struct kunit *test,
+						struct gup_kunit_memfd *m)
+{
+	struct gup_kunit_snap s[GUP_KUNIT_MEMFD_MAX];
+	struct folio *folios[GUP_KUNIT_MEMFD_MAX];
+	long i, nr = m->nr;
+
+	if (!nr)
+		return;
+	lru_add_drain_all();	/* no LRU batch reference moves meanwhile */
+	for (i = 0; i < nr; i++) {
+		folios[i] = m->folios[i];
+		gup_kunit_snap(folios[i], &s[i]);
+		KUNIT_EXPECT_TRUE_MSG(test, folio_maybe_dma_pinned(folios[i]),
+				      "folio %ld", i);
+		if (folio_test_large(folios[i]))
+			KUNIT_EXPECT_EQ_MSG(test, s[i].pincount, 1,
+					    "folio %ld", i);
+	}
+	unpin_folios(m->folios, nr);
+	m->nr = 0;
+	for (i = 0; i < nr; i++)
+		GUP_KUNIT_EXPECT_FOLIO(test, folios[i], &s[i],
+				       -gup_kunit_pin_refs(folios[i], 1), -1);
+	GUP_KUNIT_EXPECT_COUNTERS(test, &s[0], 0, nr);
+}
+
+/* ------------------------------------------------------------------ */
+/* Ranges                                                              */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct gup_kunit_range_case - one call of memfd_pin_folios().
+ * @name: what the range is.
+ * @kind: shmem or hugetlb.
+ * @size: the memfd's size.
+ * @start: first byte of the range.
+ * @end: last byte of the range (inclusive).
+ * @max: max_folios.
+ * @filled: the pages of the range are allocated before the call; else
+ *	memfd_pin_folios() allocates them.
+ * @nr: the folios it must pin.
+ * @offset: the offset of @start into the first folio.
+ */
+struct gup_kunit_range_case {
+	const char *name;
+	enum gup_kunit_file_kind kind;
+	loff_t size;
+	loff_t start;
+	loff_t end;
+	unsigned int max;
+	bool filled;
+	long nr;
+	pgoff_t offset;
+};
+
+#define P	PAGE_SIZE
+#define HP	PMD_SIZE
+
+static const struct gup_kunit_range_case gup_kunit_range_cases[] = {
+	{ "shmem, whole file", GUP_KUNIT_SHMEM, 8 * P, 0, 8 * P - 1, 8,
+	  true, 8, 0 },
+	{ "shmem, mid-page to mid-page", GUP_KUNIT_SHMEM, 8 * P, P + 100,
+	  5 * P + 7, 8, true, 5, 100 },
+	{ "shmem, not yet allocated", GUP_KUNIT_SHMEM, 8 * P, 0, 8 * P - 1,
+	  8, false, 8, 0 },
+	{ "shmem, one byte", GUP_KUNIT_SHMEM, 8 * P, 3 * P + 5, 3 * P + 5, 8,
+	  false, 1, 5 },
+	{ "shmem, max_folios 3 of 5", GUP_KUNIT_SHMEM, 8 * P, 2 * P + 1,
+	  7 * P - 1, 3, true, 3, 1 },
+	{ "hugetlb, whole file", GUP_KUNIT_HUGETLB_RESERVED, 2 * HP, 0,
+	  2 * HP - 1, 8, false, 2, 0 },
+	{ "hugetlb, inside the first folio", GUP_KUNIT_HUGETLB_RESERVED,
+	  2 * HP, P, 2 * P - 1, 8, false, 1, P },
+	{ "hugetlb, across the folio boundary", GUP_KUNIT_HUGETLB_RESERVED,
+	  2 * HP, HP - P, HP + P - 1, 8, false, 2, HP - P },
+	{ "hugetlb, max_folios 1 of 2", GUP_KUNIT_HUGETLB_RESERVED, 2 * HP,
+	  0, 2 * HP - 1, 1, false, 1, 0 },
+};
+
+static void gup_kunit_range_desc(const struct gup_kunit_range_case *c,
+				 char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_range, gup_kunit_range_cases,
+		  gup_kunit_range_desc);
+
+/*
+ * memfd_pin_folios() returns the folios that hold the range, in order,
+ * each once however many of its pages the range covers, at most
+ * @max_folios of them, allocating what is not there yet (out of
+ * ZONE_MOVABLE, so with no migration), and the offset of @start into the
+ * first; each is pinned exactly once, counted once.
+ */
+static void memfd_pin_folios_pins_each_folio_of_range_once(struct kunit *test)
+{
+	const struct gup_kunit_range_case *c = test->param_value;
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, c->kind, c->size);
+	pgoff_t offset = ULONG_MAX;
+	struct gup_kunit_snap s;
+	long ret;
+
+	if (c->filled)
+		gup_kunit_memfd_fill(test, m, c->start >> PAGE_SHIFT,
+				     (c->end >> PAGE_SHIFT) -
+				     (c->start >> PAGE_SHIFT) + 1, false);
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_memfd_pin(m, c->start, c->end, c->max, &offset);
+	KUNIT_ASSERT_EQ(test, ret, c->nr);
+	KUNIT_EXPECT_EQ(test, offset, c->offset);
+	GUP_KUNIT_EXPECT_COUNTERS(test, &s, c->nr, 0);
+	gup_kunit_memfd_expect_folios(test, m, c->start, c->nr);
+	if (c->filled)
+		gup_kunit_memfd_expect_tags(test, m);
+	gup_kunit_memfd_expect_one_pin_each(test, m);
+}
+
+/* ------------------------------------------------------------------ */
+/* Refusals                                                            */
+/* ------------------------------------------------------------------ */
+
+struct gup_kunit_bad_case {
+	const char *name;
+	enum gup_kunit_file_kind kind;
+	loff_t start;
+	loff_t end;
+	unsigned int max;
+};
+
+static const struct gup_kunit_bad_case gup_kunit_bad_cases[] = {
+	{ "start after end", GUP_KUNIT_SHMEM, 2 * P, P, 8 },
+	{ "negative start", GUP_KUNIT_SHMEM, -(loff_t)P, P, 8 },
+	{ "max_folios 0", GUP_KUNIT_SHMEM, 0, P - 1, 0 },
+	{ "end at i_size", GUP_KUNIT_SHMEM, 0, 8 * P, 8 },
+	{ "hugetlb end at i_size", GUP_KUNIT_HUGETLB, 0, HP, 8 },
+	{ "no file", GUP_KUNIT_NO_FILE, 0, P - 1, 8 },
+	{ "anon inode", GUP_KUNIT_ANON_INODE, 0, P - 1, 8 },
+	{ "block device", GUP_KUNIT_BLOCK_DEVICE, 0, P - 1, 8 },
+};
+
+static void gup_kunit_bad_desc(const struct gup_kunit_bad_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_bad, gup_kunit_bad_cases, gup_kunit_bad_desc);
+
+/*
+ * A bad range, no memfd or a file that is not a memfd: -EINVAL, nothing
+ * pinned, nothing allocated in the file.
+ */
+static void memfd_pin_folios_refuses_bad_arguments(struct kunit *test)
+{
+	const struct gup_kunit_bad_case *c = test->param_value;
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, c->kind,
+						    c->kind == GUP_KUNIT_HUGETLB ?
+						    HP : 8 * P);
+	unsigned long nrpages = m->file ? m->file->f_mapping->nrpages : 0;
+	pgoff_t offset = ULONG_MAX;
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap_counters(&s);
+	KUNIT_EXPECT_EQ(test, gup_kunit_memfd_pin(m, c->start, c->end, c->max,
+						  &offset), -EINVAL);
+	KUNIT_EXPECT_EQ(test, offset, ULONG_MAX);
+	GUP_KUNIT_EXPECT_COUNTERS(test, &s, 0, 0);
+	if (m->file)
+		KUNIT_EXPECT_EQ(test, m->file->f_mapping->nrpages, nrpages);
+}
+
+/* ------------------------------------------------------------------ */
+/* The hugetlb pool                                                    */
+/* ------------------------------------------------------------------ */
+
+struct gup_kunit_pool {
+	unsigned long nr, free, resv, surplus;
+};
+
+static void gup_kunit_pool(struct gup_kunit_pool *p)
+{
+	struct hstate *h = &default_hstate;
+
+	spin_lock_irq(&hugetlb_lock);
+	p->nr = h->nr_huge_pages;
+	p->free = h->free_huge_pages;
+	p->resv = h->resv_huge_pages;
+	p->surplus = h->surplus_huge_pages;
+	spin_unlock_irq(&hugetlb_lock);
+}
+
+#define GUP_KUNIT_EXPECT_POOL(test, p0, dfree, dresv)			\
+do {									\
+	struct kunit *__gk_t = (test);					\
+	const struct gup_kunit_pool *__gk_p0 = (p0);			\
+	struct gup_kunit_pool __gk_p;					\
+									\
+	gup_kunit_pool(&__gk_p);					\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_p.nr, __gk_p0->nr,		\
+			    "nr_huge_pages");				\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_p.surplus, __gk_p0->surplus,	\
+			    "surplus_huge_pages");			\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, (long)(__gk_p.free - __gk_p0->free), \
+			    (long)(dfree), "free_huge_pages delta");	\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, (long)(__gk_p.resv - __gk_p0->resv), \
+			    (long)(dresv), "resv_huge_pages delta");	\
+} while (0)
+
+static const enum gup_kunit_file_kind gup_kunit_hugetlb_kinds[] = {
+	GUP_KUNIT_HUGETLB, GUP_KUNIT_HUGETLB_RESERVED,
+};
+
+static void gup_kunit_hugetlb_desc(const enum gup_kunit_file_kind *kind,
+				   char *desc)
+{
+	strscpy(desc, *kind == GUP_KUNIT_HUGETLB ?
+		"memfd, no reservation" : "hugetlbfs file, reserved",
+		KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_hugetlb, gup_kunit_hugetlb_kinds,
+		  gup_kunit_hugetlb_desc);
+
+/*
+ * Pinning a hugetlb memfd takes its folios from the pool: free pages go
+ * down by the folios allocated, and a reservation, the file's own or one
+ * made for the allocation, is consumed by each. Unpinning and closing
+ * the file gives the pool back exactly what it had: no folio, no
+ * reservation leaked or stolen from another file.
+ */
+static void memfd_pin_folios_hugetlb_leaves_pool_as_it_was(struct kunit *test)
+{
+	const enum gup_kunit_file_kind *kind = test->param_value;
+	struct gup_kunit_pool p0;
+	struct gup_kunit_memfd *m;
+	pgoff_t offset;
+	long ret;
+
+	gup_kunit_pool(&p0);
+	m = gup_kunit_memfd(test, *kind, 2 * HP);
+	GUP_KUNIT_EXPECT_POOL(test, &p0, 0,
+			      *kind == GUP_KUNIT_HUGETLB_RESERVED ? 2 : 0);
+	ret = gup_kunit_memfd_pin(m, 0, 2 * HP - 1, 2, &offset);
+	KUNIT_ASSERT_EQ(test, ret, 2L);
+	GUP_KUNIT_EXPECT_POOL(test, &p0, -2, 0);
+	gup_kunit_memfd_close(test, m);
+	GUP_KUNIT_EXPECT_POOL(test, &p0, 0, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Long-term semantics                                                 */
+/* ------------------------------------------------------------------ */
+
+/* Fill the whole memfd in ZONE_MOVABLE; skip if the pages landed elsewhere. */
+static void gup_kunit_memfd_fill_movable(struct kunit *test,
+					 struct gup_kunit_memfd *m, long n)
+{
+	struct folio *folio;
+	long i;
+
+	gup_kunit_memfd_fill(test, m, 0, n, true);
+	for (i = 0; i < n; i++) {
+		folio = filemap_get_folio(m->file->f_mapping, i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		folio_put(folio);
+		if (folio_zonenum(folio) != ZONE_MOVABLE)
+			kunit_skip(test, "page %ld not in ZONE_MOVABLE (movablecore=)",
+				   i);
+	}
+}
+
+/*
+ * The folios of a memfd may be pinned for as long as user space wants,
+ * so memfd_pin_folios() migrates those in ZONE_MOVABLE out of it first:
+ * the first pins are dropped, the folios migrated, the new ones pinned
+ * once each and in the page cache in their place, the data with them.
+ */
+static void memfd_pin_folios_migrates_folios_out_of_movable_zone(struct kunit *test)
+{
+	const long n = GUP_KUNIT_MEMFD_MAX;
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, GUP_KUNIT_SHMEM,
+						    n * P);
+	struct gup_kunit_snap s;
+	pgoff_t offset;
+	long i, ret;
+
+	gup_kunit_memfd_fill_movable(test, m, n);
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_memfd_pin(m, 0, n * P - 1, n, &offset);
+	KUNIT_ASSERT_EQ(test, ret, n);
+	/* n pins, n released for the migration, n again on the new folios */
+	GUP_KUNIT_EXPECT_COUNTERS(test, &s, 2 * n, n);
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_NE_MSG(test, folio_zonenum(m->folios[i]),
+				    ZONE_MOVABLE, "folio %ld", i);
+	gup_kunit_memfd_expect_folios(test, m, 0, n);
+	gup_kunit_memfd_expect_tags(test, m);
+	gup_kunit_memfd_expect_one_pin_each(test, m);
+}
+
+/*
+ * A folio in ZONE_MOVABLE that cannot migrate (something else holds a
+ * reference, as a driver might): memfd_pin_folios() fails with -ENOMEM
+ * and leaves nothing pinned, nothing isolated, every folio in its place.
+ */
+static void memfd_pin_folios_failed_migration_leaves_no_pin(struct kunit *test)
+{
+	const long n = 4;
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, GUP_KUNIT_SHMEM,
+						    n * P);
+	struct folio *folios[4];
+	long isolated0, i, ret;
+	struct gup_kunit_snap s;
+	pgoff_t offset;
+
+	gup_kunit_memfd_fill_movable(test, m, n);
+	for (i = 0; i < n; i++)
+		folios[i] = filemap_get_folio(m->file->f_mapping, i);
+	lru_add_drain_all();
+	isolated0 = gup_kunit_node_stat(NR_ISOLATED_FILE);
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_memfd_pin(m, 0, n * P - 1, n, &offset);
+	KUNIT_EXPECT_EQ(test, ret, (long)-ENOMEM);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	KUNIT_EXPECT_EQ(test, gup_kunit_node_stat(NR_ISOLATED_FILE), isolated0);
+	lru_add_drain_all();	/* the putback goes through the LRU batches */
+	for (i = 0; i < n; i++) {
+		KUNIT_EXPECT_FALSE_MSG(test, folio_maybe_dma_pinned(folios[i]),
+				       "folio %ld", i);
+		KUNIT_EXPECT_TRUE_MSG(test, folio_test_lru(folios[i]),
+				      "folio %ld", i);
+		KUNIT_EXPECT_PTR_EQ_MSG(test, folios[i]->mapping,
+					m->file->f_mapping, "folio %ld", i);
+		folio_put(folios[i]);
+	}
+}
+
+static struct kunit_case gup_pin_memfd_cases[] = {
+	KUNIT_CASE_PARAM(memfd_pin_folios_pins_each_folio_of_range_once,
+			 gup_kunit_range_gen_params),
+	KUNIT_CASE_PARAM(memfd_pin_folios_refuses_bad_arguments,
+			 gup_kunit_bad_gen_params),
+	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_leaves_pool_as_it_was,
+			 gup_kunit_hugetlb_gen_params),
+	KUNIT_CASE(memfd_pin_folios_migrates_folios_out_of_movable_zone),
+	KUNIT_CASE(memfd_pin_folios_failed_migration_leaves_no_pin),
+	{}
+};
+
+static struct kunit_suite gup_pin_memfd_suite = {
+	.name = "gup_pin_memfd",
+	.suite_init = gup_kunit_suite_init,
+	.suite_exit = gup_kunit_suite_exit,
+	.init = gup_kunit_user_init,
+	.exit = gup_kunit_case_exit,
+	.test_cases = gup_pin_memfd_cases,
+};
+
+kunit_test_suite(gup_pin_memfd_suite);
