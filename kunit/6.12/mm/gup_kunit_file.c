@@ -62,13 +62,7 @@ static const struct gup_kunit_file_case gup_kunit_file_cases[] = {
 	  true, false },
 };
 
-static void gup_kunit_file_desc(const struct gup_kunit_file_case *c,
-				char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_file, gup_kunit_file_cases, gup_kunit_file_desc);
+KUNIT_ARRAY_PARAM_DESC(gup_kunit_file, gup_kunit_file_cases, name);
 
 /*
  * Map the file, fault its pages in (writing, so that GUP-fast finds them

@@ -245,14 +245,7 @@ static const struct gup_kunit_range_case gup_kunit_range_cases[] = {
 	  0, 2 * HP - 1, 1, false, 1, 0 },
 };
 
-static void gup_kunit_range_desc(const struct gup_kunit_range_case *c,
-				 char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_range, gup_kunit_range_cases,
-		  gup_kunit_range_desc);
+KUNIT_ARRAY_PARAM_DESC(gup_kunit_range, gup_kunit_range_cases, name);
 
 /*
  * memfd_pin_folios() returns the folios that hold the range, in order,
@@ -307,12 +300,7 @@ static const struct gup_kunit_bad_case gup_kunit_bad_cases[] = {
 	{ "block device", GUP_KUNIT_BLOCK_DEVICE, 0, P - 1, 8 },
 };
 
-static void gup_kunit_bad_desc(const struct gup_kunit_bad_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_bad, gup_kunit_bad_cases, gup_kunit_bad_desc);
+KUNIT_ARRAY_PARAM_DESC(gup_kunit_bad, gup_kunit_bad_cases, name);
 
 /*
  * A bad range, no memfd or a file that is not a memfd: -EINVAL, nothing
@@ -415,6 +403,48 @@ static void memfd_pin_folios_hugetlb_leaves_pool_as_it_was(struct kunit *test)
 	GUP_KUNIT_EXPECT_POOL(test, &p0, 0, 0);
 }
 
+/*
+ * A hugetlb memfd one folio larger than what the pool can give it outside
+ * ZONE_MOVABLE: the folios before the last are allocated and pinned; for
+ * the last, a reservation is made, no folio found, the reservation undone,
+ * and memfd_pin_folios() fails with -ENOMEM, unpinning what it pinned: the
+ * file holds its n - 1 folios and no reservation. Once it is closed, the
+ * pool is as it was.
+ */
+static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *test)
+{
+	long n = gup_kunit_pool_unmovable() + 1;
+	struct folio **folios = kunit_kcalloc(test, n, sizeof(*folios),
+					      GFP_KERNEL);
+	struct gup_kunit_memfd *m = kunit_kzalloc(test, sizeof(*m),
+						  GFP_KERNEL);
+	struct gup_kunit_pool p0;
+	struct gup_kunit_snap s;
+	pgoff_t offset;
+	long ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, folios);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	gup_kunit_pool(&p0);
+	gup_kunit_snap_counters(&s);
+	/* Not gup_kunit_open(): it would move pool pages out of the way. */
+	m->file = hugetlb_file_setup("gup_kunit", n * HP, VM_NORESERVE,
+				     HUGETLB_ANONHUGE_INODE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(m->file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							gup_kunit_memfd_release,
+							m), 0);
+	ret = memfd_pin_folios(m->file, 0, n * HP - 1, folios, n, &offset);
+	if (ret > 0)		/* a broken kernel: release what it pinned */
+		unpin_folios(folios, ret);
+	KUNIT_EXPECT_EQ(test, ret, (long)-ENOMEM);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	/* The n - 1 folios stay in the page cache; no reservation is left. */
+	GUP_KUNIT_EXPECT_POOL(test, &p0, -(n - 1), 0);
+	gup_kunit_memfd_close(test, m);
+	GUP_KUNIT_EXPECT_POOL(test, &p0, 0, 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* Long-term semantics                                                 */
 /* ------------------------------------------------------------------ */
@@ -510,6 +540,7 @@ static struct kunit_case gup_pin_memfd_cases[] = {
 			 gup_kunit_bad_gen_params),
 	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_leaves_pool_as_it_was,
 			 gup_kunit_hugetlb_gen_params),
+	KUNIT_CASE(memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing),
 	KUNIT_CASE(memfd_pin_folios_migrates_folios_out_of_movable_zone),
 	KUNIT_CASE(memfd_pin_folios_failed_migration_leaves_no_pin),
 	{}

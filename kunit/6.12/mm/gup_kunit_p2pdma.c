@@ -17,8 +17,6 @@
  * space maps a page as p2pmem_alloc_mmap() does, with vm_insert_page().
  */
 
-#include <linux/anon_inodes.h>
-#include <linux/file.h>
 #include "gup_kunit.h"
 
 #ifdef CONFIG_DEVICE_PRIVATE	/* the pgmap helpers of gup_kunit.c */
@@ -48,12 +46,7 @@ static const struct gup_kunit_p2p_case gup_kunit_p2p_cases[] = {
 	{ "FOLL_PIN", FOLL_PIN },
 };
 
-static void gup_kunit_p2p_desc(const struct gup_kunit_p2p_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_p2p, gup_kunit_p2p_cases, gup_kunit_p2p_desc);
+KUNIT_ARRAY_PARAM_DESC(gup_kunit_p2p, gup_kunit_p2p_cases, name);
 
 /*
  * The slow path's grab: -EREMOTEIO and nothing changed without
@@ -118,18 +111,8 @@ static const struct file_operations gup_kunit_p2pdma_fops = {
 static unsigned long gup_kunit_map_p2pdma(struct kunit *test,
 					  struct page *page)
 {
-	unsigned long addr;
-	struct file *file;
-
-	file = anon_inode_getfile("gup_kunit_p2pdma", &gup_kunit_p2pdma_fops,
-				  page, O_RDWR);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	addr = gup_kunit_vm_mmap(test, file, PAGE_SIZE, GUP_KUNIT_RW,
-				 MAP_SHARED);
-	fput(file);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
-			       (long)addr);
-	return addr;
+	return gup_kunit_mmap_driver(test, "gup_kunit_p2pdma",
+				     &gup_kunit_p2pdma_fops, page);
 }
 
 KUNIT_ARRAY_PARAM(gup_kunit_path, gup_kunit_paths, gup_kunit_path_desc);

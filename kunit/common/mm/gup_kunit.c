@@ -3,6 +3,7 @@
  * The shared test API of the GUP pin KUnit suites: see gup_kunit.h.
  */
 
+#include <linux/anon_inodes.h>
 #include <linux/highmem.h>
 #include <linux/ioport.h>
 #include <linux/slab.h>
@@ -754,6 +755,34 @@ long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
 	ret = gup_kunit_pin_user_pages(start, npages, flags, pages);
 	mmap_read_unlock(current->mm);
 	return ret;
+}
+
+/**
+ * gup_kunit_mmap_driver() - map one page of a driver's file.
+ * @test: the case.
+ * @name: the file's name.
+ * @fops: the driver's file operations; its ->mmap() fills the mapping.
+ * @priv: the file's private_data, for ->mmap().
+ *
+ * As user space would mmap() a device node: MAP_SHARED, read-write.
+ *
+ * Return: the address of the mapping, unmapped when the case ends.
+ */
+unsigned long gup_kunit_mmap_driver(struct kunit *test, const char *name,
+				    const struct file_operations *fops,
+				    void *priv)
+{
+	unsigned long addr;
+	struct file *file;
+
+	file = anon_inode_getfile(name, fops, priv, O_RDWR);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	addr = gup_kunit_vm_mmap(test, file, PAGE_SIZE, GUP_KUNIT_RW,
+				 MAP_SHARED);
+	fput(file);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
+			       (long)addr);
+	return addr;
 }
 
 /* Map user memory for the case; MAP_HUGETLB maps the hugetlb pool. */

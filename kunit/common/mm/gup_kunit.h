@@ -392,8 +392,12 @@ static inline void gup_kunit_path_desc(const bool *fast, char *desc)
 {
 	strscpy(desc, *fast ? "GUP-fast" : "slow path", KUNIT_PARAM_DESC_SIZE);
 }
+
 unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
 			     unsigned long prot, unsigned long flags);
+unsigned long gup_kunit_mmap_driver(struct kunit *test, const char *name,
+				    const struct file_operations *fops,
+				    void *priv);
 void gup_kunit_fill(struct kunit *test, unsigned long addr, long npages);
 u64 gup_kunit_tag(struct page *page);
 struct page *gup_kunit_mapped(struct kunit *test, unsigned long addr, long i);

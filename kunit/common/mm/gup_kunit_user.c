@@ -11,7 +11,6 @@
  * COW unsharing.
  */
 
-#include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/migrate.h>
@@ -1031,17 +1030,10 @@ static void pin_user_pages_pfnmap_fails(struct kunit *test)
 	struct gup_kunit_snap s;
 	unsigned long addr;
 	vm_flags_t vm_flags;
-	struct file *file;
 	long ret;
 
-	file = anon_inode_getfile("gup_kunit_pfnmap", &gup_kunit_pfnmap_fops,
-				  &f->folio->page, O_RDWR);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	addr = gup_kunit_vm_mmap(test, file, PAGE_SIZE, GUP_KUNIT_RW,
-				 MAP_SHARED);
-	fput(file);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
-			       (long)addr);
+	addr = gup_kunit_mmap_driver(test, "gup_kunit_pfnmap",
+				     &gup_kunit_pfnmap_fops, &f->folio->page);
 	mmap_read_lock(current->mm);
 	vma = vma_lookup(current->mm, addr);
 	vm_flags = vma ? vma->vm_flags : 0;
