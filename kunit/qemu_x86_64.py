@@ -20,7 +20,19 @@
 #                       pin cases), never swap.
 #  i8042.noaux i8042.nokbd  no PS/2 probe: its late 'input: ... Mouse' line
 #                       could land inside the KTAP and derail kunit.py.
+#
+# $GUP_KUNIT_DISK       the ext4 image of gup_pin_ext4_dma (tools/mkdisk.py;
+#                       tools/run_suite.py makes it and sets this), attached
+#                       as the virtio disk vda, snapshot=on: no boot writes
+#                       to the image. Unset or empty: no disk, and the
+#                       suite's cases skip.
+import os
+
 from ..qemu_config import QemuArchParams
+
+_DISK = os.environ.get('GUP_KUNIT_DISK', '')
+_DRIVE = ['-drive', 'file=%s,if=virtio,format=raw,snapshot=on'
+          % _DISK.replace(',', ',,')] if _DISK else []
 
 QEMU_ARCH = QemuArchParams(linux_arch='x86_64',
 			   kconfig='''
@@ -33,4 +45,4 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   'memmap=2M!1G brd.rd_nr=2 brd.rd_size=4096 '
 			   'i8042.noaux i8042.nokbd',
 			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
-					      '-m', '2048'])
+					      '-m', '2048'] + _DRIVE)

@@ -112,12 +112,14 @@ CRASH_RE = re.compile(
 # Console reports that fail the case during which they appear, unless
 # declared (--expect-splats): WARN, BUG, KASAN, UBSAN, kmemleak, lockdep
 # (which reports as "WARNING: possible ..." / "inconsistent lock state"),
-# bad page state, general protection fault.
+# bad page state, general protection fault, a complaint of ext4 (the
+# gup_pin_ext4_dma disk), and an unmount that finds inodes still in use.
 SPLAT_RE = re.compile(r'^(?:WARNING: |BUG: |BUG kmalloc|KASAN: |UBSAN: |'
                       r'kmemleak: \d+ new suspected memory leak|'
                       r'unreferenced object 0x|'
                       r'.*Bad page (?:state|map)|general protection fault|'
-                      r'.*inconsistent lock state)')
+                      r'.*inconsistent lock state|EXT4-fs (?:warning|error)|'
+                      r'VFS: Busy inodes)')
 SPLAT_MESSAGES = ('unexpected console report', 'declared console report',
                   'console report outside')
 FAILED_AT_RE = re.compile(r'(?:EXPECTATION|ASSERTION) FAILED at (\S+):(\d+)')

@@ -292,9 +292,25 @@ def reset_hint(tree, commit=''):
                                          ' ' + commit[:12] if commit else '')
 
 
+def remove_stale_git_locks(tree):
+    """A git killed in the middle of a command (a run stopped by SIGTERM
+    during git am, say) leaves .git/index.lock behind, and every later git
+    command in the tree refuses to run. Under build/.lock, which every
+    tool holds while it uses the tree, no other git runs there: such a
+    lock is stale. Return the locks removed."""
+    removed = []
+    for name in ('index.lock', 'HEAD.lock'):
+        path = os.path.join(tree.linux, '.git', name)
+        if os.path.exists(path):
+            os.unlink(path)
+            removed.append(name)
+    return removed
+
+
 def prepare(tree, quiet=False):
     """Bring build/TREE/linux up to date; return its state."""
     pkg, version, tarball = find_tarball(tree)
+    remove_stale_git_locks(tree)
     state = load_state(tree)
     has_git = os.path.isdir(os.path.join(tree.linux, '.git'))
     fresh = (state is None or not has_git or

@@ -21,6 +21,11 @@ and writes to the tree's results directory (default results/TREE/):
   build.log     output of kunit.py build
   meta.json     tree, package version, kernelversion, series head
 
+Before the first QEMU run, the disk of gup_pin_ext4_dma: tools/mkdisk.py makes
+build/gup-kunit-ext4.img afresh (or checks the image that GUP_KUNIT_DISK
+names; GUP_KUNIT_DISK= empty attaches none) and sets GUP_KUNIT_DISK for
+kunit/qemu_x86_64.py. meta.json records it.
+
 Console reports (WARNING, BUG, KASAN, ...) fail the case during which
 they appear unless kunit/expected-splats, or the tree's own
 kunit/TREE/expected-splats, declares them.
@@ -56,6 +61,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ktap_report  # noqa: E402
+import mkdisk  # noqa: E402
 import prepare_tree  # noqa: E402
 from _common import (KUNIT, KUNITCONFIG, RESULTS, BuildLock,  # noqa: E402
                      ToolError, add_tree_argument, die, display,
@@ -231,6 +237,7 @@ def main():
     interrupt_on_sigterm()
     try:
         with BuildLock(TOOL):
+            args.disk = None
             return run_trees(args, trees, combined)
     except ToolError as e:
         die(TOOL, str(e), e.status)
@@ -323,6 +330,9 @@ def run(args, tree, results):
         raise ToolError('kernel build failed: %s (see %s)'
                         % (why, display(build_log)))
 
+    if args.disk is None:
+        args.disk, args.disk_seconds = mkdisk.disk_for_run()
+        os.environ[mkdisk.DISK_ENV] = args.disk
     cmd = kunit_cmd('exec', args, tree, build_dir)
     cmd += ['--timeout=%d' % args.timeout,
             '--json=' + os.path.join(results, 'kunit.json')]
@@ -363,6 +373,8 @@ def run(args, tree, results):
             'series_head': state.get('series_head'),
             'head': state.get('head'), 'harness': state.get('harness'),
             'filter': args.filter, 'kernel_args': args.kernel_args,
+            'disk': args.disk or None,
+            'disk_seconds': round(args.disk_seconds, 1),
             'build_seconds': round(t_build, 1),
             'run_seconds': round(t_run, 1),
             'kunit_exit': rc}

@@ -70,6 +70,23 @@ class Splats(unittest.TestCase):
             self.assertEqual(status['gup_pin_warn.quiet_case'], kr.FAILED,
                              line)
 
+    def test_ext4_complaints_and_busy_inodes_count(self):
+        for line in ('EXT4-fs warning (device vda): mpage_prepare_extent_'
+                     'to_map:2671: inode #12: comm kunit_try_catch: page 0 '
+                     'does not have buffers attached\n',
+                     'EXT4-fs error (device vda): ext4_lookup:1855: inode '
+                     '#2: comm kunit_try_catch: deleted inode referenced\n',
+                     'VFS: Busy inodes after unmount of vda (ext4)\n'):
+            _r, problems, status = run(splat2=line)
+            self.assertEqual(status['gup_pin_warn.quiet_case'], kr.FAILED,
+                             line)
+
+    def test_ext4_notices_are_not_reports(self):
+        line = ('EXT4-fs (vda): mounted filesystem with ordered data mode. '
+                'Quota mode: none.\n')
+        _r, problems, status = run(splat2=line)
+        self.assertEqual(problems, [])
+
     def test_report_after_the_last_suite_fails_a_console_entry(self):
         leak = 'kmemleak: 1 new suspected memory leaks (see ' \
                '/sys/kernel/debug/kmemleak)\n'

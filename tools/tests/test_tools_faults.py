@@ -349,6 +349,14 @@ class PrepareTreeFaults(FakeTreeCase):
         self.assertGood(self.prepare())
         self.assertEqual(self.head(), good)
 
+    def test_killed_git_leaves_a_lock_that_the_next_run_removes(self):
+        self.prepared_tree()
+        good = self.head()
+        (self.tree / '.git' / 'index.lock').write_text('')
+        self.assertGood(self.prepare())
+        self.assertEqual(self.head(), good)
+        self.assertFalse((self.tree / '.git' / 'index.lock').exists())
+
     def test_old_state_without_series_head(self):
         """A state of the single-tree layout (no series_head, no harness
         key, no harness commit) is brought up to date without git am."""

@@ -16,6 +16,7 @@
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/mount.h>
 #include <linux/rmap.h>
 #include <linux/sched/mm.h>
 #include "internal.h"
@@ -84,6 +85,12 @@ static inline int gup_kunit_attach_mm(struct kunit *test)
 	arch_pick_mmap_layout(mm, &current->signal->rlim[RLIMIT_STACK]);
 	kthread_use_mm(mm);
 	return 0;
+}
+
+/* The ID mapping of a mount, as this kernel's vfs_mknod() wants it. */
+static inline struct user_namespace *gup_kunit_idmap(struct vfsmount *mnt)
+{
+	return mnt_user_ns(mnt);
 }
 
 /* vm_mmap() into the case's address space; -errno as an address on error. */

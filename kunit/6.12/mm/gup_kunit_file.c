@@ -8,8 +8,9 @@
  * 2018 failure of "DMA and get_user_pages()" made permanent. Since v6.5
  * check_vma_flags() refuses it (writable_file_mapping_allowed()), and
  * GUP-fast hands it to the slow path (gup_fast_folio_allowed()). The
- * cases map /dev/ram1, a block device whose page cache has writeback,
- * and check the refusal on both paths, and what stays allowed: reads,
+ * cases map /dev/ram1, a block device whose page cache has writeback, and
+ * a file on ext4 (the disk of gup_pin_ext4_dma, which shows the failure
+ * itself), and check the refusal on both paths, and what stays allowed: reads,
  * short-term writes, private mappings, and shmem and hugetlb, which have
  * no writeback to corrupt.
  */
@@ -52,6 +53,11 @@ static const struct gup_kunit_file_case gup_kunit_file_cases[] = {
 	  true, FOLL_WRITE, true, false },
 	{ "block device, private, long-term write", GUP_KUNIT_BLOCK_DEVICE,
 	  false, LT_W, false, false },
+	{ "ext4, long-term write", GUP_KUNIT_EXT4, true, LT_W, false, true },
+	{ "ext4, long-term write, GUP-fast", GUP_KUNIT_EXT4, true, LT_W, true,
+	  true },
+	{ "ext4, short-term write", GUP_KUNIT_EXT4, true, FOLL_WRITE, false,
+	  false },
 	{ "shmem, long-term write", GUP_KUNIT_SHMEM, true, LT_W, false,
 	  false },
 	{ "shmem, long-term write, GUP-fast", GUP_KUNIT_SHMEM, true, LT_W,

@@ -2,7 +2,7 @@
 /*
  * The helpers of gup_kunit_mm.h that are more than a line: the files that
  * this kernel's cases pin (memfds, hugetlbfs files, a block device, an
- * anon inode), and a hugetlb pool that memfd_pin_folios() can allocate
+ * anon inode, a file on ext4), and a hugetlb pool that memfd_pin_folios() can allocate
  * from.
  */
 
@@ -99,6 +99,9 @@ struct file *gup_kunit_open(struct kunit *test, enum gup_kunit_file_kind kind,
 			kunit_skip(test, "no /dev/ram1 (brd.rd_nr=2): %ld",
 				   PTR_ERR(file));
 		return file;
+	case GUP_KUNIT_EXT4:
+		return get_file(gup_kunit_ext4_file(test, size >> PAGE_SHIFT,
+						    NULL));
 	case GUP_KUNIT_NO_FILE:
 		break;
 	}

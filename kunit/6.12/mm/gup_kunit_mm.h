@@ -15,6 +15,7 @@
 #include <kunit/test.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/mount.h>
 #include <linux/rmap.h>
 #include "internal.h"
 
@@ -64,6 +65,12 @@ static inline bool gup_kunit_longterm_pinnable(struct page *page)
 static inline bool gup_kunit_isolate_lru(struct folio *folio)
 {
 	return folio_isolate_lru(folio);
+}
+
+/* The ID mapping of a mount, as this kernel's vfs_mknod() wants it. */
+static inline struct mnt_idmap *gup_kunit_idmap(struct vfsmount *mnt)
+{
+	return mnt_idmap(mnt);
 }
 
 /* vm_mmap() into the case's address space; -errno as an address on error. */
@@ -174,6 +181,7 @@ enum gup_kunit_file_kind {
 	GUP_KUNIT_HUGETLB_RESERVED,	/* a hugetlbfs file, pages reserved */
 	GUP_KUNIT_ANON_INODE,		/* e.g. an eventfd */
 	GUP_KUNIT_BLOCK_DEVICE,		/* /dev/ram1, with page cache */
+	GUP_KUNIT_EXT4,			/* a file on the virtio disk's ext4 */
 };
 
 struct file *gup_kunit_open(struct kunit *test, enum gup_kunit_file_kind kind,

@@ -13,7 +13,9 @@
  *   gup_kunit_user.c    gup_pin_user: pin_user_pages*() on user memory
  *   ...                 the suites of APIs that only some kernels have
  *                       (6.12: gup_kunit_folio.c, gup_kunit_memfd.c,
- *                       gup_kunit_file.c)
+ *                       gup_kunit_file.c, gup_kunit_p2pdma.c)
+ *   gup_kunit_ext4.c    gup_pin_ext4_dma: DMA into the pages of a file on
+ *                       a real ext4, taken with FOLL_GET and with FOLL_PIN
  *   gup_kunit_final.c   gup_pin_final: what the suites leave behind; it
  *                       links last, so that its suite runs last
  *
@@ -151,6 +153,7 @@ do {									\
 /* ------------------------------------------------------------------ */
 
 extern atomic_t gup_kunit_warnings;
+extern atomic_t gup_kunit_fs_reports;
 
 int gup_kunit_suite_init(struct kunit_suite *suite);
 void gup_kunit_suite_exit(struct kunit_suite *suite);
@@ -169,6 +172,14 @@ do {									\
 			    "WARNINGs on the console");			\
 	gup_kunit_warn_reset();						\
 } while (0)
+
+/*
+ * The same for filesystem complaints ("EXT4-fs warning", "EXT4-fs error"):
+ * expect exactly @n since the case started or the last check.
+ */
+#define GUP_KUNIT_EXPECT_FS_REPORTS(test, n)				\
+	KUNIT_EXPECT_EQ_MSG(test, atomic_xchg(&gup_kunit_fs_reports, 0), (n), \
+			    "EXT4-fs warnings and errors on the console")
 
 /* ------------------------------------------------------------------ */
 /* Folios owned by a case                                              */
@@ -412,5 +423,17 @@ unsigned long gup_kunit_fill_and_snap(struct kunit *test, int *refs,
 void gup_kunit_expect_biased(struct kunit *test, struct page **pages,
 			     long npages, const int *ref0, bool pinned);
 struct folio *gup_kunit_user_folio(struct kunit *test, unsigned long addr);
+int gup_kunit_pageout(unsigned long addr);
+
+/* ------------------------------------------------------------------ */
+/* A file on a real ext4 (the virtio disk of the QEMU configuration)   */
+/* ------------------------------------------------------------------ */
+
+struct file *gup_kunit_ext4_file(struct kunit *test, long npages,
+				 sector_t *blocks);
+int gup_kunit_disk_byte(struct kunit *test, struct file *file, sector_t blk,
+			size_t off, size_t len);
+int gup_kunit_file_byte_from_disk(struct kunit *test, struct file *file,
+				  long index);
 
 #endif /* _MM_GUP_KUNIT_H */

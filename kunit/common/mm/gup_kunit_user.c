@@ -1196,13 +1196,6 @@ static void madv_dontneed_while_pinned_refaults_new_page(struct kunit *test)
 }
 
 #ifdef CONFIG_SWAP
-/* MADV_PAGEOUT of one page: reclaim it now, swapping if it is anon. */
-static int gup_kunit_pageout(unsigned long addr)
-{
-	lru_add_drain_all();	/* madvise_pageout() only isolates LRU folios */
-	return do_madvise(current->mm, addr, PAGE_SIZE, MADV_PAGEOUT);
-}
-
 /*
  * Reclaim must not put a DMA-pinned anonymous folio in the swap cache
  * (feb889fb40fa, "mm: don't put pinned pages into the swap cache"): it
