@@ -98,6 +98,11 @@ PUT = ('put_page', 'put_user_page', 'put_user_pages',
 # The pre-filter: a file is parsed only if it names one of these.
 PREFILTER = (r'\b(pin_user_pages\w*|memfd_pin_folios|get_user_pages\w*|'
              r'unpin_user_\w+|unpin_folios?|BIO_PAGE_PINNED|io_mapped_ubuf)\b')
+# ... and, in the directories of the files that call the pin API, the
+# files that drop references: a driver may keep pinned pages in a
+# structure and release them in another of its files.
+PIN_RE = r'\b(pin_user_pages\w*|memfd_pin_folios)\s*\('
+PUT_RE = r'\b(put_page|put_user_pages?|release_pages|folios?_put\w*)\s*\('
 # Functions that keep a page array or page they are given (an sg table,
 # a mapping, a bio, a bvec): a pin site passing its pages to one of
 # them hands them on.
@@ -280,11 +285,13 @@ def field_of(text, base):
 
 
 def field_releases(facts, path, field):
-    """The release calls of the file path whose arguments name ->field or
-    .field."""
+    """The release calls of the files of path's directory (a driver)
+    whose arguments name ->field or .field."""
     pat = re.compile(r'(?:->|\.)%s(?!\w)' % re.escape(field))
+    d = os.path.dirname(path)
     return [f for f in facts if f['kind'] == 'release' and
-            f['file'] == path and pat.search(squash(f.get('args', '')))]
+            os.path.dirname(f['file']) == d and
+            pat.search(squash(f.get('args', '')))]
 
 
 def callers(files, function):
@@ -666,25 +673,37 @@ def read_files(src, rels):
 
 def prefilter_dir(src):
     """The files under src that name what the rules look at (tree paths)."""
-    pat = re.compile(PREFILTER)
-    out = []
+    pat, pin, put = (re.compile(r) for r in (PREFILTER, PIN_RE, PUT_RE))
+    out, puts, pin_dirs = [], [], set()
     for dirpath, dirs, names in os.walk(src):
         dirs[:] = sorted(d for d in dirs if not d.startswith('.'))
         for name in sorted(names):
             if not name.endswith(('.c', '.h')):
                 continue
             path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, src)
             with open(path, encoding='utf-8', errors='replace') as f:
-                if pat.search(f.read()):
-                    out.append(os.path.relpath(path, src))
-    return out
+                text = f.read()
+            if pat.search(text):
+                out.append(rel)
+                if pin.search(text):
+                    pin_dirs.add(os.path.dirname(rel))
+            elif put.search(text):
+                puts.append(rel)
+    return sorted(out + [p for p in puts
+                         if os.path.dirname(p) in pin_dirs])
+
+
+def gitre(regex):
+    """A Python regex of this file as git grep -E takes it."""
+    return regex.replace(r'\w', '[A-Za-z0-9_]').replace(r'\s', '[[:space:]]')
 
 
 def export_tree(linux, rev, dest):
     """Copy the pre-filtered files of linux at rev into dest: their paths."""
-    proc = run(['git', '-C', linux, 'grep', '-l', '-I', '-E', PREFILTER.
-                replace(r'\b', r'\b').replace(r'\w', '[A-Za-z0-9_]'),
-                rev, '--', '*.c', '*.h'], check=False, timeout=1800)
+    proc = run(['git', '-C', linux, 'grep', '-l', '-I', '-E',
+                gitre(PREFILTER), rev, '--', '*.c', '*.h'], check=False,
+               timeout=1800)
     if proc.returncode not in (0, 1):
         raise ToolError('git grep in %s failed: %s' % (
             display(linux), (proc.stdout.strip().splitlines() or ['?'])[-1]))
@@ -693,6 +712,19 @@ def export_tree(linux, rev, dest):
     if not paths:
         raise ToolError('%s at %s names no pin API at all' % (
             display(linux), rev[:12]))
+    pins = run(['git', '-C', linux, 'grep', '-l', '-E', gitre(PIN_RE), rev,
+                '--'] + paths, check=False, timeout=1800)
+    dirs = sorted({os.path.dirname(ln.split(':', 1)[1])
+                   for ln in pins.stdout.splitlines() if ':' in ln})
+    if dirs:
+        puts = run(['git', '-C', linux, 'grep', '-l', '-E', gitre(PUT_RE),
+                    rev, '--'] + ['%s/*.[ch]' % d if d else '*.[ch]'
+                                  for d in dirs],
+                   check=False, timeout=1800)
+        paths = sorted(set(paths) | {
+            p for p in (ln.split(':', 1)[1]
+                        for ln in puts.stdout.splitlines() if ':' in ln)
+            if os.path.dirname(p) in dirs})
     arch = subprocess.Popen(['git', '-C', linux, 'archive', rev, '--']
                             + paths, stdout=subprocess.PIPE)
     tar = subprocess.run(['tar', '-x', '-C', dest], stdin=arch.stdout)
