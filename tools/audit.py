@@ -50,11 +50,20 @@ release is an unpin; `bug`: a known bug, docs/bugs.md), the file:line of
 the release(s) and why. When the function's text changes, the hash no
 longer matches and the verdict is stale: the site must be read again.
 
-Exit status 0 only if every unresolved site has a current verdict and
-every mismatch is a known bug (a `bug` verdict); 1 otherwise, with one
-line per problem; 2 for an unknown tree. The last line is
-'audit: TREE: N sites: N matched, N mismatched, N unresolved (N with a
-verdict); N problems'.
+Each tree prints one line per problem and 'audit: TREE: N sites:
+N matched, N mismatched, N unresolved (N with a verdict); N other
+mismatches; N problems'; the last line counts the trees as tests, 'N
+passed, N failed, 0 skipped'. Exit status 0 only if every unresolved
+site has a current verdict and every mismatch is a known bug (a `bug`
+verdict); 1 otherwise; 2 for an unknown tree or bad options.
+
+The pre-filter also takes, in the directories of the files that call the
+pin API, the files that drop references (put_page(), folio_put(), ...):
+a structure field is followed through the release calls of the whole
+directory (a driver), so that a pin kept in a field and put_page()d in
+another file of the driver is a mismatch. mm/gup.c passing FOLL_PIN to
+its own get_user_pages_unlocked() is the pin API's implementation, not
+a caller, and is not reported.
 
 --source DIR audits a directory instead of a tree (a copy of some files
 of one tree, as the planted-mutant tests make); --planted plants each
