@@ -121,6 +121,17 @@ CAPTURE = ('sg_alloc_table_from_pages', 'sg_alloc_table_from_pages_segment',
            '__bio_add_page', 'bio_add_pc_page', 'bvec_set_page',
            'bio_add_folio', 'iov_iter_bvec', 'frame_vector_to_pages',
            'xa_store', 'list_add', 'list_add_tail')
+# Functions that use a page without keeping it (a page handed to any other
+# function counts as leaving the function that pinned it).
+HARMLESS = ('page_address', 'kmap', 'kmap_local_page', 'kmap_atomic',
+            'kunmap', 'flush_dcache_page', 'set_page_dirty',
+            'set_page_dirty_lock', 'SetPageDirty', 'page_to_phys',
+            'page_to_virt', 'page_folio', 'is_zero_pfn', 'PageReserved',
+            'PageCompound', 'compound_head', 'PageHuge', 'put_user_page',
+            'memcpy_to_page', 'memcpy_from_page', 'copy_page',
+            'clear_page', 'WARN_ON', 'WARN_ON_ONCE', 'BUG_ON', 'unlikely',
+            'likely', 'pr_debug', 'dev_dbg', 'offset_in_page',
+            'min', 'max', 'min_t', 'max_t', 'folio_size', 'page_size')
 SPATCH_OPTS = ['--very-quiet', '--no-show-diff', '--no-includes',
                '--include-headers', '--timeout', '120']
 CLASSES = ('matched', 'mismatched', 'unresolved')
@@ -275,6 +286,12 @@ def escapes(text, base, function):
                   % ('|'.join(CAPTURE), b), rest)
     if m:
         return 'handed to %s()' % m.group(1)
+    # a page of the array handed to any other function may be kept there
+    for m in re.finditer(r'\b(\w+)\s*\(([^;]*?(?<![\w.>])%s\s*\[[^;]*)'
+                         % b, rest):
+        if m.group(1) not in HARMLESS + UNPIN + PUT + PIN_CALLS + (
+                'sizeof', 'if', 'while', 'for', 'switch', 'return'):
+            return 'a page handed to %s()' % m.group(1)
     return ''
 
 
