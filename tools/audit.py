@@ -42,7 +42,8 @@ Outside the pin sites, a get_user_pages*() array released with an unpin
 in the same function, FOLL_PIN passed to the get family, and a put
 release in a structure's release function are mismatches too.
 
-The review, docs/TREE/audit-review.md: a table row per unresolved site,
+The review, docs/TREE/audit-review.md: a table row per unresolved site
+and per mismatch that is a known bug,
 keyed by `file:function:call` (`#2` for the second call of the same API
 in one function) - never a line number - with the first 12 hex digits of
 the sha256 of the enclosing function's text, the verdict (`ok`: every
