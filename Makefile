@@ -4,6 +4,7 @@
 #   make check   the project's tests (tools, series, checkpatch, W=1, suite)
 #   make mutants run the mutant catalogue kunit/mutants/TREE/ against the suites
 #   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
+#   make audit   Coccinelle audit of the pin API's callers: results/TREE/audit.md
 #
 # Every target runs on each tree of kunit/trees, in order, or on those of
 # TREE='6.1' / TREE='6.1 6.12' (an unknown tree: exit 2).
@@ -23,7 +24,7 @@ RUN_ARGS = $(TREE_ARGS) $(FILTER_ARG) \
 	   $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a)) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
-.PHONY: help deps tree test test-debug check repeat mutants coverage series clean distclean
+.PHONY: help deps tree test test-debug check repeat mutants coverage audit series clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -68,6 +69,9 @@ repeat: deps
 
 series: deps
 	@$(PY) tools/export_series.py $(TREE_ARGS)
+
+audit: deps
+	@$(PY) tools/audit.py $(TREE_ARGS)
 
 clean:
 	rm -rf results build/*/kunit-x86_64 build/*/kunit-debug-x86_64 \

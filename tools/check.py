@@ -27,6 +27,12 @@ kunit/trees, in order), and every line they print names the tree:
   coverage  `make coverage TREE=TREE`: gcov of the pin core; one test,
             failed by an unexecuted line that docs/TREE/coverage.md does
             not explain, or by a tool error
+  audit     tools/audit.py: one test per planted caller mutant of
+            tools/audit/planted/TREE/ (each must be flagged as a
+            mismatch), and one for `make audit TREE=TREE` on the whole
+            tree (failed by an unresolved site without a current verdict
+            in docs/TREE/audit-review.md, or a mismatch that is no known
+            bug); the tools step leaves the planted mutants to this step
 
 After the trees, results/junit.xml and results/summary.json combine the
 kunit step of every tree. The last line is 'N passed, N failed,
@@ -55,7 +61,7 @@ from _common import (KUNIT, KUNITCONFIG, RESULTS, ROOT,  # noqa: E402
 
 TOOL = 'check'
 STEPS = ['tools', 'apply', 'checkpatch', 'kunit', 'w1', 'matrix', 'mutants',
-         'debug', 'coverage']
+         'debug', 'coverage', 'audit']
 COUNTS_RE = re.compile(r'(\d+) passed, (\d+) failed, (\d+) skipped$')
 
 
@@ -86,7 +92,17 @@ def step_tools(t):
     suite = loader.discover(os.path.join(ROOT, 'tools', 'tests'),
                             top_level_dir=ROOT)
     buf = io.StringIO()
-    res = unittest.TextTestRunner(stream=buf, verbosity=1).run(suite)
+    # The planted mutants of the audit need the prepared trees: the audit
+    # step runs them, after prepare.
+    old = os.environ.get('GPK_AUDIT_PLANTED')
+    os.environ['GPK_AUDIT_PLANTED'] = 'check'
+    try:
+        res = unittest.TextTestRunner(stream=buf, verbosity=1).run(suite)
+    finally:
+        if old is None:
+            os.environ.pop('GPK_AUDIT_PLANTED', None)
+        else:
+            os.environ['GPK_AUDIT_PLANTED'] = old
     bad = {str(c): m for c, m in res.failures + res.errors}
     n_bad = len(res.failures) + len(res.errors)
     for name, msg in bad.items():
@@ -404,6 +420,27 @@ def step_coverage(t, tree):
                             proc.returncode))
 
 
+def step_audit(t, tree):
+    """tools/audit.py: the planted mutants (one test each), then the
+    whole tree (one test)."""
+    step = 'audit ' + tree.name
+    audit = os.path.join(ROOT, 'tools', 'audit.py')
+    run_counted(t, step + ' planted', 'audit.py --planted',
+                [sys.executable, audit, '--tree', tree.name, '--planted'])
+    proc = subprocess.run([sys.executable, audit, '--tree', tree.name],
+                          text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    lines = proc.stdout.rstrip('\n').splitlines()
+    summary = [ln for ln in lines if ln.startswith('audit: %s: ' % tree.name)
+               and ' sites: ' in ln]
+    for ln in lines[:-1][:20]:
+        if ln not in summary:
+            print('  ' + ln)
+    t.add(step, 'whole tree', proc.returncode == 0,
+          (summary or lines[-1:] or ['no output'])[-1])
+    print('%s: %s' % (step, (summary or lines[-1:] or ['?'])[-1]))
+
+
 def check_tree(t, tree, args):
     """Every step but tools on one tree. Return None if the kunit step was
     skipped, else the error that kept the tree from running ('' if
@@ -423,7 +460,8 @@ def check_tree(t, tree, args):
              ('matrix', lambda: step_matrix(t, tree)),
              ('mutants', lambda: step_mutants(t, tree, state)),
              ('debug', lambda: step_debug(t, tree, args)),
-             ('coverage', lambda: step_coverage(t, tree))]
+             ('coverage', lambda: step_coverage(t, tree)),
+             ('audit', lambda: step_audit(t, tree))]
     for name, fn in steps:
         if name in skip:
             continue

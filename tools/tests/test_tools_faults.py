@@ -648,7 +648,8 @@ class CheckTrees(FakeTreeCase):
                         GPK_SRC_DIR=self.src_dir, GPK_PATCHES=self.patches,
                         GPK_KUNIT=self.kunit)
         skip = []
-        for step in ('tools', 'kunit', 'w1', 'matrix', 'debug', 'coverage'):
+        for step in ('tools', 'kunit', 'w1', 'matrix', 'debug', 'coverage',
+                     'audit'):
             skip += ['--skip', step]
         return run_tool([sys.executable, TOOLS / 'check.py'] + skip +
                         list(args), env, timeout=120)
