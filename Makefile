@@ -3,6 +3,9 @@
 #   make test    build the KUnit kernel and run the suites in QEMU
 #   make check   the project's tests (tools, series, checkpatch, W=1, suite)
 #   make mutants run the mutant catalogue kunit/mutants/TREE/ against the suites
+#   make mutants-generated  the mechanically generated mutants of the pin core
+#                (tools/genmut.py; SAMPLE=1: the CI sample, SEED=S: its seed,
+#                RESUME=1: skip mutants already in the report, MUTANTS='pat*')
 #   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
 #
 # Every target runs on each tree of kunit/trees, in order, or on those of
@@ -16,6 +19,10 @@ TREE ?=
 FILTER ?=
 KERNEL_ARGS ?=
 JOBS ?=
+SAMPLE ?=
+SEED ?=
+RESUME ?=
+MUTANTS ?=
 
 TREE_ARGS = $(foreach t,$(TREE),--tree $(t))
 FILTER_ARG = $(if $(FILTER),'$(FILTER)')
@@ -23,7 +30,8 @@ RUN_ARGS = $(TREE_ARGS) $(FILTER_ARG) \
 	   $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a)) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
-.PHONY: help deps tree test test-debug check repeat mutants coverage series clean distclean
+.PHONY: help deps tree test test-debug check repeat mutants mutants-generated \
+	coverage series clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -60,6 +68,11 @@ check: deps
 mutants: deps
 	@$(PY) tools/mutate.py $(TREE_ARGS)
 
+mutants-generated: deps
+	@$(PY) tools/genmut.py run $(TREE_ARGS) $(if $(SAMPLE),--sample) \
+		$(if $(SEED),--seed '$(SEED)') $(if $(RESUME),--resume) \
+		$(if $(JOBS),--jobs=$(JOBS)) $(foreach m,$(MUTANTS),'$(m)')
+
 coverage: deps
 	@$(PY) tools/coverage.py $(TREE_ARGS) $(FILTER_ARG)
 
@@ -72,7 +85,7 @@ series: deps
 clean:
 	rm -rf results build/*/kunit-x86_64 build/*/kunit-debug-x86_64 \
 		build/*/w1-x86_64 build/*/gcov-x86_64 build/*/am-check \
-		build/*/export-am build/*/mutants-ci.cache
+		build/*/export-am build/*/mutants-ci.cache build/*/genmut-ci.cache
 
 distclean:
 	rm -rf results build
