@@ -82,7 +82,8 @@ unified diff with a/ b/ paths relative to the kernel tree.
 The equivalents file: `NAME  reasoning` a line, '#' starts a comment; a
 name without reasoning (or with less than four words of it), a name
 listed twice, or a name that the generator no longer produces (stale) is
-an error: every command stops with one line naming file and line.
+an error, one line naming file and line: list, stats, write and sample
+stop; run counts the tree as one failure and goes on with the next.
 
 run: like a catalogue mutant (tools/mutate.py: clean tree, git apply,
 incremental build, suites in QEMU, restore; a header mutant uses the build

@@ -604,10 +604,30 @@ class RealTrees(unittest.TestCase):
                                      % (tree.name, func))
             for op in ('negate', 'del', 'ret', 'getpin', 'bias', 'inc'):
                 self.assertIn(op, set(m.op for m in ms), tree.name)
+            self.assert_mutants_parse(tree, ms)
             gm.read_equivalents(tree, names)
             self.assertEqual(len(gm.sample(ms, {}, gm.SAMPLE_SEED,
                                            gm.SAMPLE_COUNT)),
                              gm.SAMPLE_COUNT)
+
+    def assert_mutants_parse(self, tree, ms):
+        """Each mutant changes the code, and its function still parses
+        (balanced, statements end): a cheap guard against a generator
+        bug, not a compiler."""
+        texts = {}
+        for m in ms:
+            if m.file not in texts:
+                with open(os.path.join(tree.linux, m.file)) as f:
+                    texts[m.file] = f.read().split('\n')
+            lines = texts[m.file]
+            self.assertNotEqual(m.old, m.new, m.name)
+            new = '\n'.join(lines[:m.line - 1] + m.new +
+                            lines[m.line - 1 + len(m.old):])
+            first, last = common.source_extents(new, m.function)[0]
+            src = gm.Source(new)
+            toks = gm.tokenize(new, src.starts[first - 1], src.starts[last])
+            lb = next(i for i, t in enumerate(toks) if t.text == '{')
+            gm.Body(toks[lb:])
 
     @unittest.skipUnless(shutil.which('git'), 'git not installed')
     def test_every_patch_applies(self):
