@@ -5,7 +5,8 @@
 #   make mutants run the mutant catalogue kunit/mutants/TREE/ against the suites
 #   make mutants-generated  the mechanically generated mutants of the pin core
 #                (tools/genmut.py; SAMPLE=1: the CI sample, SEED=S: its seed,
-#                RESUME=1: skip mutants already in the report, MUTANTS='pat*')
+#                RESUME=1: skip mutants already in the report, MUTANTS='pat*',
+#                HEADER_REBUILD=targeted: a header mutant rebuilds its users)
 #   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
 #
 # Every target runs on each tree of kunit/trees, in order, or on those of
@@ -23,6 +24,7 @@ SAMPLE ?=
 SEED ?=
 RESUME ?=
 MUTANTS ?=
+HEADER_REBUILD ?=
 
 TREE_ARGS = $(foreach t,$(TREE),--tree $(t))
 FILTER_ARG = $(if $(FILTER),'$(FILTER)')
@@ -71,7 +73,9 @@ mutants: deps
 mutants-generated: deps
 	@$(PY) tools/genmut.py run $(TREE_ARGS) $(if $(SAMPLE),--sample) \
 		$(if $(SEED),--seed '$(SEED)') $(if $(RESUME),--resume) \
-		$(if $(JOBS),--jobs=$(JOBS)) $(foreach m,$(MUTANTS),'$(m)')
+		$(if $(JOBS),--jobs=$(JOBS)) \
+		$(if $(HEADER_REBUILD),--header-rebuild=$(HEADER_REBUILD)) \
+		$(foreach m,$(MUTANTS),'$(m)')
 
 coverage: deps
 	@$(PY) tools/coverage.py $(TREE_ARGS) $(FILTER_ARG)

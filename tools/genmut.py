@@ -100,6 +100,16 @@ reports give generated, compiled (generated - nocompile - noapply -
 not run), killed, equivalent, survived, nocompile, noapply, not run, and
 the score (killed + equivalent) / compiled.
 
+--header-rebuild targeted (default full): a mutant of a header function
+rebuilds only the objects of the .c files that can contain its code,
+those that name it or a header inline function or function-like macro
+that calls it (the closure over include/, arch/x86/include/ and mm/*.h;
+the suites' sources too), whose objects are in the build directory: the
+header keeps its old mtime and those files get a new one (see
+mutate.run_one()). Every other object compiles to the same code. An
+object reached another way (an object-like macro, a #included .c) would
+keep the unmutated code, which can only turn a kill into a survivor.
+
 The CI sample (--sample; `make check`'s genmut step): COUNT mutants of
 .c files (header mutants rebuild most of the kernel) that are not
 declared equivalent, those with the smallest sha256(SEED:NAME); the
@@ -126,7 +136,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mutate  # noqa: E402
 from _common import (ToolError, add_tree_argument,  # noqa: E402
-                     die, display, interrupt_on_sigterm, read_pin_core,
+                     die, display, interrupt_on_sigterm, kernel_sources,
+                     read_pin_core,
                      selected_trees, source_extents)
 
 TOOL = 'genmut'
@@ -759,6 +770,93 @@ def generate(tree, read=None):
 
 
 # --------------------------------------------------------------------------
+# What a header mutant can change: --header-rebuild targeted
+# --------------------------------------------------------------------------
+
+HEADER_DIRS = ('include', 'arch/x86/include', 'mm')
+INLINE_DEF_RE = re.compile(
+    r'^(?:static\s+)?(?:inline|__always_inline)\b[^;{=]*?\b(\w+)\s*\(',
+    re.M)
+MACRO_DEF_RE = re.compile(r'^#\s*define\s+(\w+)\(', re.M)
+
+
+def header_definitions(text):
+    """[(name, body text)] of the inline functions and function-like
+    macros that a header defines (kernel style: a function's body ends
+    at a '}' alone in column 0, a macro at a line without a trailing
+    backslash)."""
+    out = []
+    for m in INLINE_DEF_RE.finditer(text):
+        end = text.find('\n}', m.end())
+        out.append((m.group(1), text[m.end():end if end >= 0 else None]))
+    for m in MACRO_DEF_RE.finditer(text):
+        end = m.end()
+        while True:
+            nl = text.find('\n', end)
+            if nl < 0 or text[nl - 1] != '\\':
+                break
+            end = nl + 1
+        out.append((m.group(1), text[m.end():nl if nl >= 0 else None]))
+    return out
+
+
+def git_grep(tree, names, pathspecs):
+    """Files of the tree (tracked) that name one of names as a word."""
+    proc = mutate.git(tree.linux, 'grep', '-l', '-w', '-E',
+                      '|'.join(sorted(names)), '--', *pathspecs)
+    if proc.returncode not in (0, 1):
+        raise ToolError('git grep failed in %s: %s'
+                        % (display(tree.linux), proc.stdout.strip()[-200:]))
+    return proc.stdout.split()
+
+
+def header_dependents(tree, function, build=None):
+    """The .c files of the tree whose objects can contain the code of a
+    header function: those that name it, or an inline function or
+    function-like macro of a header that (through others) calls it, and
+    whose object is in the build directory (default: make test's). Every
+    other object compiles to the same code with and without the mutant.
+    Return (sorted .c paths, sorted names of the closure)."""
+    build = build or tree.kunit_build
+    closure = {function}
+    seen = set()
+    while True:
+        files = [f for f in git_grep(tree, closure,
+                                     ['%s/*.h' % d for d in HEADER_DIRS])
+                 if f not in seen]
+        new = set()
+        for f in files:
+            seen.add(f)
+        for f in sorted(seen):
+            try:
+                with open(os.path.join(tree.linux, f), errors='replace') as h:
+                    text = h.read()
+            except OSError:
+                continue
+            pat = re.compile(r'\b(%s)\b' % '|'.join(sorted(closure)))
+            for name, body in header_definitions(text):
+                if name not in closure and pat.search(body):
+                    new.add(name)
+        if not new:
+            break
+        closure |= new
+    files = set(git_grep(tree, closure, ['*.c']))
+    pat = re.compile(r'\b(%s)\b' % '|'.join(sorted(closure)))
+    for rel in kernel_sources(tree):        # the tests, tracked or not
+        if rel.endswith('.c') and rel not in files:
+            try:
+                with open(os.path.join(tree.linux, rel),
+                          errors='replace') as f:
+                    if pat.search(f.read()):
+                        files.add(rel)
+            except OSError:
+                pass
+    out = [f for f in files
+           if os.path.exists(os.path.join(build, f[:-2] + '.o'))]
+    return sorted(out), sorted(closure)
+
+
+# --------------------------------------------------------------------------
 # The equivalents file and the sample
 # --------------------------------------------------------------------------
 
@@ -1050,9 +1148,23 @@ def cmd_run(tree, mutants, eq, args):
     paths = dict(zip([m.name for m in mutants],
                      write_patches(mutants, eq, os.path.join(runs,
                                                              'patches'))))
+    deps = {}
+    if args.header_rebuild == 'targeted':
+        for func in dict.fromkeys(m.function for m in todo if m.header):
+            deps[func], closure = header_dependents(tree, func)
+            if not deps[func]:
+                raise ToolError('no object of %s contains %s (is %s '
+                                'built?)' % (tree.name, func,
+                                             display(tree.kunit_build)))
+            print('%s: %s: a mutant of %s rebuilds %d objects: %s (through '
+                  '%s)' % (TOOL, tree.name, func, len(deps[func]),
+                           ' '.join(deps[func]), ', '.join(closure)),
+                  flush=True)
     loaded = []
     for m in todo:
         lm = mutate.load_mutant(paths[m.name])
+        if m.function in deps:
+            lm['touch'] = deps[m.function]
         lm['extra'] = {'function': m.function, 'operator': m.op,
                        'line': m.line, 'tree_head': head,
                        'diff_sha256': m.diff_sha()}
@@ -1121,6 +1233,13 @@ def main(argv=None):
     r.add_argument('--timeout', type=int, default=40,
                    help='seconds QEMU may run per mutant (as mutate.py)')
     r.add_argument('--jobs', type=int, default=0, help='build jobs')
+    r.add_argument('--header-rebuild', choices=('full', 'targeted'),
+                   default='full',
+                   help='full (default): a header mutant rebuilds every '
+                   'includer, as in make mutants; targeted: only the '
+                   'objects of the .c files that name the function or a '
+                   'header inline/macro that calls it (header_dependents()'
+                   '); the other objects would compile to the same code')
     r.add_argument('--results', default='{results}/{tree}',
                    help='results directory of a tree (default '
                    '{results}/{tree}, i.e. results/TREE/)')

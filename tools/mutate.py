@@ -495,7 +495,15 @@ def run_one(m, tree, results, timeout, jobs, baseline=None, runs='mutants'):
     """Apply, build, run and restore one mutant of a Tree (its linux and
     kunit_build are the tree and the build directory); return its
     entry. The suite's results go to RESULTS/<runs>/<name>/; the keys of
-    m['extra'] (if any) are copied into the entry."""
+    m['extra'] (if any) are copied into the entry.
+
+    m['touch'], for a header mutant only: the tree's .c files whose
+    objects can contain the mutated code (tools/genmut.py
+    --header-rebuild targeted). The header then gets its old mtime back
+    right after git apply and these files a new one, so that kbuild
+    rebuilds their objects only, not every includer of the header; their
+    mtimes are put back afterwards, with the build copy as for any header
+    mutant."""
     t0 = time.monotonic()
     equivalent = bool(m['header']['equivalent'])
     entry = {'name': m['name'], 'file': ', '.join(p for p, _ in m['files']),
@@ -514,7 +522,10 @@ def run_one(m, tree, results, timeout, jobs, baseline=None, runs='mutants'):
     header = touches_header(m['files'])
     # Before git apply: afterwards the files carry the time of the apply,
     # newer than every object, and the next build would redo them all.
-    mtimes = save_mtimes(linux, m['files']) if header else {}
+    touch = [p for p in (m.get('touch') or []) if header]
+    mtimes = save_mtimes(linux, m['files'] + [(p, 'modify') for p in touch
+                                              if p not in dict(m['files'])]
+                         ) if header else {}
     err = try_apply(linux, m['path'])
     if err is not None:
         entry['status'] = 'noapply'
@@ -523,6 +534,13 @@ def run_one(m, tree, results, timeout, jobs, baseline=None, runs='mutants'):
         return entry
     snap = None
     try:
+        if touch:
+            restore_mtimes(linux, {p: mtimes[p] for p, _k in m['files']
+                                   if p in mtimes})
+            now = time.time_ns()
+            for p in touch:
+                os.utime(os.path.join(linux, p), ns=(now, now))
+            entry['rebuilt_only'] = touch
         if header:
             snap = snapshot_build(build)
         os.makedirs(rdir, exist_ok=True)

@@ -300,6 +300,76 @@ class Patches(unittest.TestCase):
             self.assertEqual(len(os.listdir(os.path.join(tmp, 'p'))), 2)
 
 
+@unittest.skipUnless(shutil.which('git'), 'git not installed')
+class HeaderRebuild(unittest.TestCase):
+    """--header-rebuild targeted: which objects a header mutant can
+    change, and mutate.run_one() rebuilding only those."""
+
+    HEADER = ('static inline bool f(int a)\n{\n\treturn a > 0;\n}\n\n'
+              'static __always_inline bool g(int a)\n{\n\treturn f(a);\n}'
+              '\n\n#define H(a) \\\n\tg(a)\n\n'
+              'static inline int unrelated(void)\n{\n\treturn 0;\n}\n')
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix='genmut-hdr-'))
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.linux = self.tmp / 'linux'
+        files = {'include/linux/x.h': self.HEADER,
+                 'mm/a.c': 'int a(void) { return H(1); }\n',
+                 'mm/b.c': 'int b(void) { return unrelated(); }\n',
+                 'mm/c.c': 'int c(void) { return f(1); }\n',
+                 'mm/d.c': 'int d(void) { return g(1); }\n'}
+        for rel, text in files.items():
+            (self.linux / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.linux / rel).write_text(text)
+        fakes.git(self.linux, 'init', '-q')
+        fakes.git(self.linux, 'add', '-A')
+        fakes.git(self.linux, 'commit', '-q', '-m', 'base')
+        self.build = self.tmp / 'build'
+        (self.build / 'mm').mkdir(parents=True)
+        for obj in ('a.o', 'b.o', 'd.o'):        # c.c is not built
+            (self.build / 'mm' / obj).write_text('object')
+        self.tree = types.SimpleNamespace(name='0.0', linux=str(self.linux),
+                                          kunit_build=str(self.build))
+
+    def test_dependents_follow_inlines_and_macros(self):
+        objs, closure = gm.header_dependents(self.tree, 'f')
+        self.assertEqual(closure, ['H', 'f', 'g'])
+        self.assertEqual(objs, ['mm/a.c', 'mm/d.c'])
+
+    def test_run_one_rebuilds_only_the_dependents(self):
+        old = os.stat(self.linux / 'mm' / 'a.c').st_mtime_ns - 10 ** 9
+        for rel in ('include/linux/x.h', 'mm/a.c', 'mm/b.c'):
+            os.utime(self.linux / rel, ns=(old, old))
+        ms = mutants_of(self.HEADER, 'f', 'include/linux/x.h')
+        path = gm.write_patches(ms[:1], {}, str(self.tmp / 'p'))[0]
+        m = mu.load_mutant(path)
+        m['touch'] = ['mm/a.c']
+        seen = {}
+
+        def fake_run_suite(rdir, timeout, jobs, tree):
+            for rel in ('include/linux/x.h', 'mm/a.c', 'mm/b.c'):
+                seen[rel] = os.stat(self.linux / rel).st_mtime_ns
+            seen['text'] = (self.linux / 'include/linux/x.h').read_text()
+            raise RuntimeError('stop here')
+
+        saved = (mu.run_suite, mu.tests_sha)
+        mu.run_suite, mu.tests_sha = fake_run_suite, lambda _t: 'sha'
+        try:
+            with self.assertRaises(RuntimeError):
+                mu.run_one(m, self.tree, str(self.tmp), 60, 0)
+        finally:
+            mu.run_suite, mu.tests_sha = saved
+        self.assertNotEqual(seen['text'], self.HEADER)   # the mutant ran
+        self.assertEqual(seen['include/linux/x.h'], old)  # kbuild: unchanged
+        self.assertGreater(seen['mm/a.c'], old)           # rebuilt
+        self.assertEqual(seen['mm/b.c'], old)
+        for rel in ('include/linux/x.h', 'mm/a.c', 'mm/b.c'):
+            self.assertEqual(os.stat(self.linux / rel).st_mtime_ns, old)
+        self.assertEqual(mu.tree_changes(str(self.linux)), [])
+        self.assertEqual((self.build / 'mm' / 'a.o').read_text(), 'object')
+
+
 class Equivalents(unittest.TestCase):
     NAMES = {'f+2-del', 'f+3-negate-1'}
 
@@ -444,7 +514,8 @@ class Run(unittest.TestCase):
     def run_cmd(self, eq=None, **kw):
         args = types.SimpleNamespace(sample=False, names=[], resume=False,
                                      timeout=40, jobs=0, seed='19', count=20,
-                                     results='{results}/{tree}')
+                                     results='{results}/{tree}',
+                                     header_rebuild='full')
         args.__dict__.update(kw)
         self.ran = []
         with contextlib.redirect_stdout(io.StringIO()):
