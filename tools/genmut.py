@@ -92,13 +92,16 @@ to RESULTS/mutants-generated/patches/, the suite runs to
 RESULTS/mutants-generated/NAME/ (the CI sample's to
 RESULTS/mutants-generated-ci/). A mutant that does not build is dropped
 and counted (nocompile). The reports are cumulative: an entry of an
-earlier run is kept while the tree's HEAD, the sha256 of its kernel
-sources and the mutant's diff are the same, so that a full run can be done
-in chunks (run 'try_grab_folio+*', ...); --resume also skips the selected
-mutants that already have such an entry. Per function and in total the
-reports give generated, compiled (generated - nocompile - noapply -
-not run), killed, equivalent, survived, nocompile, noapply, not run, and
-the score (killed + equivalent) / compiled.
+earlier run is kept while the tree's HEAD (its kernel code) and the
+mutant's diff are the same, so that a full run can be done in chunks
+(run 'try_grab_folio+*', ...). --resume skips the selected mutants that
+have such an entry, unless it survived (or was equivalent) with test
+sources older than today's (the sha256 of the kernel sources under
+kunit/): after new tests, RESUME=1 runs only the survivors again. The
+reports say how many entries ran with older tests. Per function, per
+operator and in total the reports give generated, compiled (generated -
+nocompile - noapply - not run), killed, equivalent, survived, nocompile,
+noapply, not run, and the score (killed + equivalent) / compiled.
 
 --header-rebuild targeted (default full): a mutant of a header function
 rebuilds only the objects of the .c files that can contain its code,
@@ -961,7 +964,8 @@ def score_line(c):
 
 
 def report(tree, mutants, entries, meta):
-    """The report dict of results/TREE/mutants-generated.json."""
+    """The report dict of results/TREE/mutants-generated.json; meta has
+    tree_head and tests_sha256 (today's) and sample."""
     by_name = {e['name']: e for e in entries}
     funcs = []
     for func in dict.fromkeys(m.function for m in mutants):
@@ -974,14 +978,22 @@ def report(tree, mutants, entries, meta):
         if group:
             ops.append(dict(operator=op, **counts(group, by_name)))
     ordered = [by_name[m.name] for m in mutants if m.name in by_name]
+    older = sum(1 for e in ordered
+                if e.get('tests_sha256') != meta.get('tests_sha256'))
     return dict(tree=tree.name, total=counts(mutants, by_name),
-                functions=funcs, operators=ops, mutants=ordered, **meta)
+                functions=funcs, operators=ops, older_tests=older,
+                mutants=ordered, **meta)
 
 
 def markdown(rep, baseline=None):
     cell = mutate._md_cell
     out = ['# Generated mutants (%s)' % rep['tree'], '',
            score_line(rep['total']), '']
+    if rep.get('older_tests'):
+        out += ['%d of these ran against older test sources (kept: the '
+                'kernel code and the mutant are the same; --resume runs '
+                'those that were not killed again)' % rep['older_tests'],
+                '']
     if baseline is not None and baseline.failures:
         out += ['Failing without a mutant (not counted as kills): %s'
                 % ', '.join(baseline.describe()), '']
@@ -1106,12 +1118,22 @@ def load_previous(path):
     return {e['name']: e for e in data['mutants']}
 
 
-def current(entry, head, sha, m):
+def current(entry, head, m):
+    """Is an earlier entry one of this mutant on this kernel code?"""
     return (entry.get('tree_head') == head and
-            entry.get('tests_sha256') == sha and
             entry.get('diff_sha256') == m.diff_sha() and
             entry.get('status') in ('killed', 'survived', 'equivalent',
                                     'nocompile', 'noapply'))
+
+
+def settled(entry, sha):
+    """Need --resume not run this current entry again? Not if it ran
+    against the test sources of today (sha), nor if it was killed, did
+    not build or apply: new tests do not make a mutant live again. A
+    survivor (or an equivalent) of older tests runs again: a new test may
+    kill it."""
+    return entry.get('tests_sha256') == sha or \
+        entry['status'] in ('killed', 'nocompile', 'noapply')
 
 
 def rescore_entry(entry, reason):
@@ -1140,10 +1162,11 @@ def cmd_run(tree, mutants, eq, args):
     kept = {}
     for m in mutants:
         e = previous.get(m.name)
-        if e is not None and current(e, head, sha, m):
+        if e is not None and current(e, head, m):
             kept[m.name] = rescore_entry(e, eq.get(m.name))
     todo = [m for m in selected
-            if not (args.resume and m.name in kept)]
+            if not (args.resume and m.name in kept and
+                    settled(kept[m.name], sha))]
     # Every current patch, so that each entry's patch is there to read.
     paths = dict(zip([m.name for m in mutants],
                      write_patches(mutants, eq, os.path.join(runs,

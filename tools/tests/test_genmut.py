@@ -497,7 +497,7 @@ class Run(unittest.TestCase):
                 self.ran.append(lm['name'])
                 e = entry(lm['name'], mu.final_status(
                     self.status, bool(lm['header']['equivalent'])),
-                    tests_sha256='sha')
+                    tests_sha256=mu.tests_sha(tree))
                 e.update(lm['extra'])
                 es.append(e)
             write(es, None)
@@ -548,6 +548,11 @@ class Run(unittest.TestCase):
         self.assertEqual(got, (4, 0, 0))
         self.assertEqual(rep['mutants'][1]['status'], 'equivalent')
         self.assertEqual(rep['total']['score'], 100.0)
+        # new tests: --resume runs the survivor again, not the kills
+        mu.tests_sha = lambda _t: 'new tests'
+        got, rep = self.run_cmd(resume=True)
+        self.assertEqual(self.ran, [self.ms[1].name])
+        self.assertEqual(rep['older_tests'], 3)
         # another tree head: nothing is current, all run again
         mu.git = lambda *_a, **_k: types.SimpleNamespace(stdout='new\n')
         self.run_cmd(eq=eq, resume=True)
