@@ -85,7 +85,8 @@ listed twice, or a name that the generator no longer produces (stale) is
 an error, one line naming file and line: list, stats, write and sample
 stop; run counts the tree as one failure and goes on with the next.
 
-run: like a catalogue mutant (tools/mutate.py: clean tree, git apply,
+run: first brings the tree up to date (tools/prepare_tree.py), then runs
+each mutant like a catalogue mutant (tools/mutate.py: clean tree, git apply,
 incremental build, suites in QEMU, restore; a header mutant uses the build
 copy), after one baseline run, under the same kill rules. The patches go
 to RESULTS/mutants-generated/patches/, the suite runs to
@@ -1222,6 +1223,16 @@ def cmd_run(tree, mutants, eq, args):
     return summary_counts(counts(selected, by_name))
 
 
+def prepare(tree):
+    """Bring build/TREE/linux up to date before run generates from it
+    (the same prepare_tree that mutate.run_mutants() runs again, then
+    with nothing to do), so that the patches, the tree's HEAD and the
+    test sources' sha256 are those the mutants will run on."""
+    import prepare_tree
+    with mutate.BuildLock(TOOL):
+        prepare_tree.prepare(tree, quiet=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog='tools/genmut.py', description=__doc__,
@@ -1282,6 +1293,8 @@ def main(argv=None):
     passed = failed = skipped = 0
     for tree in trees:
         try:
+            if args.command == 'run':
+                prepare(tree)
             mutants = generate(tree)
             eq = read_equivalents(tree, [m.name for m in mutants])
             got = fn(tree, mutants, eq, args)
