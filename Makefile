@@ -3,6 +3,10 @@
 #   make test    build the KUnit kernel and run the suites in QEMU
 #   make check   the project's tests (tools, series, checkpatch, W=1, suite)
 #   make mutants run the mutant catalogue kunit/mutants/TREE/ against the suites
+#   make mutants-generated  the mechanically generated mutants of the pin core
+#                (tools/genmut.py; SAMPLE=1: the CI sample, SEED=S: its seed,
+#                RESUME=1: skip mutants already in the report, MUTANTS='pat*',
+#                HEADER_REBUILD=targeted: a header mutant rebuilds its users)
 #   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
 #   make audit   Coccinelle audit of the pin API's callers: results/TREE/audit.md
 #
@@ -17,6 +21,11 @@ TREE ?=
 FILTER ?=
 KERNEL_ARGS ?=
 JOBS ?=
+SAMPLE ?=
+SEED ?=
+RESUME ?=
+MUTANTS ?=
+HEADER_REBUILD ?=
 
 TREE_ARGS = $(foreach t,$(TREE),--tree $(t))
 FILTER_ARG = $(if $(FILTER),'$(FILTER)')
@@ -24,7 +33,8 @@ RUN_ARGS = $(TREE_ARGS) $(FILTER_ARG) \
 	   $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a)) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
-.PHONY: help deps tree test test-debug check repeat mutants coverage audit series clean distclean
+.PHONY: help deps tree test test-debug check repeat mutants mutants-generated \
+	coverage audit series clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -61,6 +71,13 @@ check: deps
 mutants: deps
 	@$(PY) tools/mutate.py $(TREE_ARGS)
 
+mutants-generated: deps
+	@$(PY) tools/genmut.py run $(TREE_ARGS) $(if $(SAMPLE),--sample) \
+		$(if $(SEED),--seed '$(SEED)') $(if $(RESUME),--resume) \
+		$(if $(JOBS),--jobs=$(JOBS)) \
+		$(if $(HEADER_REBUILD),--header-rebuild=$(HEADER_REBUILD)) \
+		$(foreach m,$(MUTANTS),'$(m)')
+
 coverage: deps
 	@$(PY) tools/coverage.py $(TREE_ARGS) $(FILTER_ARG)
 
@@ -76,7 +93,7 @@ audit: deps
 clean:
 	rm -rf results build/*/kunit-x86_64 build/*/kunit-debug-x86_64 \
 		build/*/w1-x86_64 build/*/gcov-x86_64 build/*/am-check \
-		build/*/export-am build/*/mutants-ci.cache
+		build/*/export-am build/*/mutants-ci.cache build/*/genmut-ci.cache
 
 distclean:
 	rm -rf results build

@@ -8,6 +8,9 @@ The trees: kunit/trees lists every kernel tree the project serves
 select_trees() read it, Tree gives every per-tree path (build/TREE/...,
 results/TREE/, patches/TREE/, kunit/TREE/, ...), and kernel_sources() is
 the one rule saying which files under kunit/ go into a kernel tree.
+read_pin_core() reads a tree's pin core (kunit/TREE/pin-core) and
+source_extents() finds a function's lines in the tree's source: `make
+coverage` measures those functions, `make mutants-generated` mutates them.
 """
 import fcntl
 import json
@@ -287,6 +290,55 @@ def selected_trees(tool, values):
         return select_trees(values)
     except ToolError as e:
         die(tool, str(e), e.status)
+
+
+# --------------------------------------------------------------------------
+# The pin core: kunit/TREE/pin-core and its functions in the tree's source
+# --------------------------------------------------------------------------
+
+def read_pin_core(tree):
+    """[(function, source file relative to the kernel tree)] of the tree's
+    pin core, in report order, from kunit/TREE/pin-core."""
+    path = tree.pin_core
+    if not os.path.isfile(path):
+        raise ToolError('tree %s has no %s (one "function path/in/tree.c" '
+                        'a line): no pin core to measure'
+                        % (tree.name, display(path)))
+    out = []
+    for n, entry in read_list(path):
+        fields = entry.split()
+        if len(fields) != 2 or not re.match(r'^[A-Za-z_]\w*$', fields[0]):
+            raise ToolError('%s:%d: expected "function path/in/tree.c", '
+                            'got %r' % (display(path), n, entry))
+        out.append((fields[0], fields[1]))
+    if not out:
+        raise ToolError('%s lists no function' % display(path))
+    return out
+
+
+def source_extents(text, name):
+    """(first, last) line numbers of each definition of name in C source
+    in kernel style: the signature starts in column 0 (the name too, when
+    the return type is on the line before) and the body's closing brace
+    is a '}' alone in column 0."""
+    lines = text.splitlines()
+    pat = re.compile(r'^(?:[A-Za-z_].*\b)?%s\(' % re.escape(name))
+    out = []
+    i = 0
+    while i < len(lines):
+        if pat.match(lines[i]) and not lines[i].rstrip().endswith(';'):
+            j = i
+            while j < len(lines) and '{' not in lines[j] and \
+                    not lines[j].rstrip().endswith(';'):
+                j += 1
+            if j < len(lines) and '{' in lines[j]:
+                k = j
+                while k < len(lines) and lines[k].rstrip() != '}':
+                    k += 1
+                out.append((i + 1, k + 1))
+                i = k
+        i += 1
+    return out
 
 
 # --------------------------------------------------------------------------

@@ -21,6 +21,14 @@ kunit/trees, in order), and every line they print names the tree:
   mutants   the mutants of kunit/mutants/TREE/ci-subset are all killed
             (`make mutants` runs the whole catalogue); a tree without a
             ci-subset is skipped with one line, not counted
+  genmut    the CI sample of the generated mutants (`tools/genmut.py run
+            --sample`: 20 mutants of the pin core's .c files, chosen by the
+            seed SAMPLE_SEED of tools/genmut.py; `make mutants-generated`
+            runs them all): one test per mutant, passed if killed or
+            declared equivalent, skipped if it does not build (dropped),
+            failed if it survives or does not apply; a tree without
+            kunit/mutants/TREE/generated-equivalent is skipped with one
+            line, not counted
   debug     `make test-debug TREE=TREE`: every KUnit case again, on the
             KASAN / lockdep / kmemleak / DEBUG_PAGEALLOC kernel (one test
             per case)
@@ -61,7 +69,7 @@ from _common import (KUNIT, KUNITCONFIG, RESULTS, ROOT,  # noqa: E402
 
 TOOL = 'check'
 STEPS = ['tools', 'apply', 'checkpatch', 'kunit', 'w1', 'matrix', 'mutants',
-         'debug', 'coverage', 'audit']
+         'genmut', 'debug', 'coverage', 'audit']
 COUNTS_RE = re.compile(r'(\d+) passed, (\d+) failed, (\d+) skipped$')
 
 
@@ -270,7 +278,8 @@ def step_matrix(t, tree):
 
 
 def mutants_key(tree, state, paths):
-    """Hash of everything that can change a mutant's verdict on a tree."""
+    """Hash of everything that can change a mutant's verdict on a tree;
+    paths: the mutants (or what makes them) and their other inputs."""
     h = hashlib.sha256(('%s\0%s' % (tree.name, state['head'])).encode())
     files = [src for _rel, src in sorted(kernel_sources(tree).items())]
     files += paths + [KUNITCONFIG] + \
@@ -305,8 +314,42 @@ def step_mutants(t, tree, state):
         t.add(step, 'ci-subset', False, '%s names %s, which does not exist'
               % (display(subset), display(missing[0])))
         return
-    key = mutants_key(tree, state, paths)
-    cache = os.path.join(tree.build, 'mutants-ci.cache')
+    cmd = [sys.executable, os.path.join(ROOT, 'tools', 'mutate.py'),
+           '--tree', tree.name, '--results',
+           os.path.join(tree.results, 'mutants-ci')] + paths
+    cached_mutant_run(t, step, tree, mutants_key(tree, state, paths),
+                      'mutants-ci.cache', cmd, 'mutate',
+                      'CI subset of %d' % len(paths))
+
+
+def step_genmut(t, tree, state):
+    """Run the CI sample of the tree's generated mutants (tools/genmut.py
+    run --sample); each mutant is a test. Cached like step_mutants(),
+    under the generator, the pin core and the equivalents file too. A
+    tree without kunit/mutants/TREE/generated-equivalent (the file that
+    takes the survivors of its full run into account) is skipped with one
+    line, not counted."""
+    import genmut
+    step = 'genmut ' + tree.name
+    eq = genmut.equivalents_path(tree)
+    if not os.path.isfile(eq):
+        print('%s: skipped: no %s' % (step, display(eq)))
+        return
+    inputs = [os.path.join(ROOT, 'tools', 'genmut.py'), tree.pin_core, eq]
+    cmd = [sys.executable, os.path.join(ROOT, 'tools', 'genmut.py'), 'run',
+           '--sample', '--tree', tree.name]
+    cached_mutant_run(t, step, tree, mutants_key(tree, state, inputs),
+                      'genmut-ci.cache', cmd, 'genmut',
+                      'CI sample of %d' % genmut.SAMPLE_COUNT)
+
+
+def cached_mutant_run(t, step, tree, key, cache_name, cmd, tool, what):
+    """Run a mutant tool (mutate.py, genmut.py) whose last line is
+    'N passed, N failed, N skipped' and add its counts, unless the verdict
+    is cached in build/TREE/<cache_name> under key (a clean earlier run
+    of the same inputs). Only the verdicts that fail and the tool's own
+    lines about the tree (errors, baseline failures) are shown."""
+    cache = os.path.join(tree.build, cache_name)
     try:
         with open(cache) as f:
             cached_key, cached_line = f.read().split('\n')[:2]
@@ -318,36 +361,31 @@ def step_mutants(t, tree, state):
         if m:
             t.passed += int(m.group(1))
             t.skipped += int(m.group(2))
-            print('%s: %s (CI subset of %d, unchanged since the last run: '
-                  'not rerun)' % (step, cached_line, len(paths)))
+            print('%s: %s (%s, unchanged since the last run: not rerun)'
+                  % (step, cached_line, what))
             return
-    proc = subprocess.run([sys.executable,
-                           os.path.join(ROOT, 'tools', 'mutate.py'),
-                           '--tree', tree.name, '--results',
-                           os.path.join(tree.results, 'mutants-ci')]
-                          + paths, text=True, stdout=subprocess.PIPE,
+    proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
     lines = proc.stdout.rstrip('\n').splitlines()
     # The verdicts that fail, and mutate's own lines about the tree
     # (errors, baseline failures), not its progress.
-    own = re.compile(r'^mutate: %s: (?!\[\d+/\d+\] |baseline run |'
-                     r'\d+ passed, )' % re.escape(tree.name))
+    own = re.compile(r'^%s: %s: (?!\[\d+/\d+\] |baseline run |'
+                     r'\d+ passed, )' % (tool, re.escape(tree.name)))
     for ln in lines:
         if 'SURVIVED' in ln or 'NOAPPLY' in ln or 'NOCOMPILE' in ln or \
            own.match(ln):
             print(ln)
     m = COUNTS_RE.match(lines[-1] if lines else '')
     if not m:
-        t.add(step, 'ci-subset', False,
-              (lines[-1] if lines else 'no output'))
+        t.add(step, 'run', False, (lines[-1] if lines else 'no output'))
         return
     t.passed += int(m.group(1))
     t.failed += int(m.group(2))
     t.skipped += int(m.group(3))
     if int(m.group(2)):
-        t.failures.append('%s: %s of the CI subset not killed'
-                          % (step, m.group(2)))
-    print('%s: %s (CI subset of %d)' % (step, lines[-1], len(paths)))
+        t.failures.append('%s: %s of the %s not killed'
+                          % (step, m.group(2), what))
+    print('%s: %s (%s)' % (step, lines[-1], what))
     if not int(m.group(2)) and proc.returncode == 0:
         with open(cache, 'w') as f:
             f.write('%s\n%s\n' % (key, lines[-1]))
@@ -459,6 +497,7 @@ def check_tree(t, tree, args):
              ('w1', lambda: step_w1(t, tree, state)),
              ('matrix', lambda: step_matrix(t, tree)),
              ('mutants', lambda: step_mutants(t, tree, state)),
+             ('genmut', lambda: step_genmut(t, tree, state)),
              ('debug', lambda: step_debug(t, tree, args)),
              ('coverage', lambda: step_coverage(t, tree)),
              ('audit', lambda: step_audit(t, tree))]

@@ -52,7 +52,7 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
                      add_tree_argument, die, display, kernel_sources,
-                     read_list, run, selected_trees)
+                     read_pin_core, run, selected_trees, source_extents)
 
 TOOL = 'coverage'
 # Defaults of --build_dir, --run_results, --out, --doc: {build} is
@@ -63,26 +63,6 @@ OUT = '{results}/{tree}/coverage'
 DOC = os.path.join(ROOT, 'docs', '{tree}', 'coverage.md')
 LINE_GOAL = 95.0
 BRANCH_GOAL = 90.0
-
-
-def read_pin_core(tree):
-    """[(function, source file relative to the kernel tree)] of the tree's
-    pin core, in report order, from kunit/TREE/pin-core."""
-    path = tree.pin_core
-    if not os.path.isfile(path):
-        raise ToolError('tree %s has no %s (one "function path/in/tree.c" '
-                        'a line): no pin core to measure'
-                        % (tree.name, display(path)))
-    out = []
-    for n, entry in read_list(path):
-        fields = entry.split()
-        if len(fields) != 2 or not re.match(r'^[A-Za-z_]\w*$', fields[0]):
-            raise ToolError('%s:%d: expected "function path/in/tree.c", '
-                            'got %r' % (display(path), n, entry))
-        out.append((fields[0], fields[1]))
-    if not out:
-        raise ToolError('%s lists no function' % display(path))
-    return out
 
 
 def pin_core_objects(tree):
@@ -196,30 +176,6 @@ def rel_source(path, cwd, tree):
     if path.startswith(tree + os.sep):
         return os.path.relpath(path, tree)
     return path
-
-
-def source_extents(text, name):
-    """(first, last) line numbers of each definition of name in C source
-    in kernel style: the signature starts in column 0 and the body's
-    closing brace is a '}' alone in column 0."""
-    lines = text.splitlines()
-    pat = re.compile(r'^[A-Za-z_].*\b%s\(' % re.escape(name))
-    out = []
-    i = 0
-    while i < len(lines):
-        if pat.match(lines[i]) and not lines[i].rstrip().endswith(';'):
-            j = i
-            while j < len(lines) and '{' not in lines[j] and \
-                    not lines[j].rstrip().endswith(';'):
-                j += 1
-            if j < len(lines) and '{' in lines[j]:
-                k = j
-                while k < len(lines) and lines[k].rstrip() != '}':
-                    k += 1
-                out.append((i + 1, k + 1))
-                i = k
-        i += 1
-    return out
 
 
 def summarize(gcov_docs, functions, tree, read_source=None):

@@ -298,16 +298,20 @@ def markdown(entries, baseline=None):
     return '\n'.join(out)
 
 
+def write_atomically(path, text):
+    """Write text to path through a temporary file and a rename."""
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
 def write_reports(entries, results, baseline=None):
     """Write RESULTS/mutants.json and RESULTS/mutants.md atomically."""
-    os.makedirs(results, exist_ok=True)
     for name, text in (('mutants.json', json.dumps(entries, indent=1) + '\n'),
                        ('mutants.md', markdown(entries, baseline))):
-        path = os.path.join(results, name)
-        tmp = path + '.tmp'
-        with open(tmp, 'w') as f:
-            f.write(text)
-        os.replace(tmp, path)
+        write_atomically(os.path.join(results, name), text)
 
 
 def load_mutant(path):
@@ -468,9 +472,10 @@ def tests_sha(tree):
     return h.hexdigest()
 
 
-def run_baseline(tree, results, timeout, jobs):
-    """Build and run the unmutated tree; return its Baseline."""
-    rdir = os.path.join(results, 'mutants', '_baseline')
+def run_baseline(tree, results, timeout, jobs, runs='mutants'):
+    """Build and run the unmutated tree; return its Baseline. Its run
+    goes to RESULTS/<runs>/_baseline/."""
+    rdir = os.path.join(results, runs, '_baseline')
     os.makedirs(rdir, exist_ok=True)
     try:
         os.unlink(os.path.join(rdir, 'summary.json'))
@@ -486,10 +491,19 @@ def run_baseline(tree, results, timeout, jobs):
     return Baseline(summary)
 
 
-def run_one(m, tree, results, timeout, jobs, baseline=None):
+def run_one(m, tree, results, timeout, jobs, baseline=None, runs='mutants'):
     """Apply, build, run and restore one mutant of a Tree (its linux and
     kunit_build are the tree and the build directory); return its
-    entry."""
+    entry. The suite's results go to RESULTS/<runs>/<name>/; the keys of
+    m['extra'] (if any) are copied into the entry.
+
+    m['touch'], for a header mutant only: the tree's .c files whose
+    objects can contain the mutated code (tools/genmut.py
+    --header-rebuild targeted). The header then gets its old mtime back
+    right after git apply and these files a new one, so that kbuild
+    rebuilds their objects only, not every includer of the header; their
+    mtimes are put back afterwards, with the build copy as for any header
+    mutant."""
     t0 = time.monotonic()
     equivalent = bool(m['header']['equivalent'])
     entry = {'name': m['name'], 'file': ', '.join(p for p, _ in m['files']),
@@ -500,14 +514,18 @@ def run_one(m, tree, results, timeout, jobs, baseline=None):
              'patch': os.path.relpath(os.path.abspath(m['path']), ROOT)}
     if equivalent:
         entry['equivalent_reason'] = m['header']['equivalent']
-    rdir = os.path.join(results, 'mutants', m['name'])
+    entry.update(m.get('extra') or {})
+    rdir = os.path.join(results, runs, m['name'])
     linux, build = tree.linux, tree.kunit_build
     require_clean(linux)
     entry['tests_sha256'] = tests_sha(tree)
     header = touches_header(m['files'])
     # Before git apply: afterwards the files carry the time of the apply,
     # newer than every object, and the next build would redo them all.
-    mtimes = save_mtimes(linux, m['files']) if header else {}
+    touch = [p for p in (m.get('touch') or []) if header]
+    mtimes = save_mtimes(linux, m['files'] + [(p, 'modify') for p in touch
+                                              if p not in dict(m['files'])]
+                         ) if header else {}
     err = try_apply(linux, m['path'])
     if err is not None:
         entry['status'] = 'noapply'
@@ -516,6 +534,13 @@ def run_one(m, tree, results, timeout, jobs, baseline=None):
         return entry
     snap = None
     try:
+        if touch:
+            restore_mtimes(linux, {p: mtimes[p] for p, _k in m['files']
+                                   if p in mtimes})
+            now = time.time_ns()
+            for p in touch:
+                os.utime(os.path.join(linux, p), ns=(now, now))
+            entry['rebuilt_only'] = touch
         if header:
             snap = snapshot_build(build)
         os.makedirs(rdir, exist_ok=True)
@@ -586,17 +611,17 @@ def rescore(mutants, results):
     return entries
 
 
-def prepare_once(tree, results, timeout, jobs):
+def prepare_once(tree, results, timeout, jobs, runs='mutants', tool=TOOL):
     """prepare_tree once, then the baseline run; return the baseline."""
     import prepare_tree
-    with BuildLock(TOOL):
+    with BuildLock(tool):
         prepare_tree.prepare(tree, quiet=True)
-        print('%s: %s: baseline run without a mutant' % (TOOL, tree.name),
+        print('%s: %s: baseline run without a mutant' % (tool, tree.name),
               flush=True)
-        base = run_baseline(tree, results, timeout, jobs)
+        base = run_baseline(tree, results, timeout, jobs, runs)
     if base.failures:
         print('%s: %s: failing without a mutant (not counted as kills): %s'
-              % (TOOL, tree.name, ', '.join(base.describe())), flush=True)
+              % (tool, tree.name, ', '.join(base.describe())), flush=True)
     return base
 
 
@@ -642,27 +667,50 @@ def run_tree(tree, paths, args, results):
     mutants = [load_mutant(p) for p in paths]
     if args.rescore:
         return rescore(mutants, results)
-    entries = []
+    return run_mutants(tree, mutants, results, args.timeout, args.jobs)
+
+
+def run_mutants(tree, mutants, results, timeout, jobs, runs='mutants',
+                kept=(), write=None, tool=TOOL):
+    """Run mutants (load_mutant() dicts) on one tree, with the kill rules
+    of this module: prepare_tree once, the baseline run, then each mutant
+    under build/.lock (run_one()). Every suite run goes to
+    RESULTS/<runs>/<name>/ (the baseline's to RESULTS/<runs>/_baseline/).
+
+    kept: entries of an earlier run that are not run again (tools/genmut.py
+    --resume); they come first in the list returned. write(entries,
+    baseline) writes the reports after each mutant, on an error and at the
+    end (default: write_reports(), RESULTS/mutants.{json,md}). Progress
+    lines start with 'tool: TREE: '. Return the entries; ToolError (after
+    writing what ran) on a tool failure.
+    """
+    if write is None:
+        def write(es, base):
+            write_reports(es, results, base)
+    entries = list(kept)
     baseline = None
+    if not mutants:
+        write(entries, baseline)
+        return entries
     try:
-        baseline = prepare_once(tree, results, args.timeout, args.jobs)
+        baseline = prepare_once(tree, results, timeout, jobs, runs, tool)
         for i, m in enumerate(mutants, 1):
             print('%s: %s: [%d/%d] %s (%s)'
-                  % (TOOL, tree.name, i, len(mutants), m['name'],
+                  % (tool, tree.name, i, len(mutants), m['name'],
                      m['header']['subject']), flush=True)
-            with BuildLock(TOOL):
-                entry = run_one(m, tree, results, args.timeout, args.jobs,
-                                baseline)
+            with BuildLock(tool):
+                entry = run_one(m, tree, results, timeout, jobs, baseline,
+                                runs)
             entries.append(entry)
-            print('%s:   %s %s  %.1fs' % (TOOL, m['name'],
+            print('%s:   %s %s  %.1fs' % (tool, m['name'],
                                           console_verdict(entry),
                                           entry['seconds']), flush=True)
-            write_reports(entries, results, baseline)
+            write(entries, baseline)
     except (ToolError, KeyboardInterrupt):
-        if entries:
-            write_reports(entries, results, baseline)
+        if len(entries) > len(kept):
+            write(entries, baseline)
         raise
-    write_reports(entries, results, baseline)
+    write(entries, baseline)
     return entries
 
 

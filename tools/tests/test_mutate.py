@@ -281,6 +281,78 @@ class RescoreTest(unittest.TestCase):
             '(rescored)'))
 
 
+class RunMutantsTest(unittest.TestCase):
+    """run_mutants(), the loop that make mutants and tools/genmut.py
+    share, with the tree's preparation and the suite runs faked."""
+
+    def setUp(self):
+        self.calls = []
+        saved = (mu.prepare_once, mu.run_one, mu.BuildLock)
+
+        def prepare_once(tree, results, timeout, jobs, runs, tool):
+            self.calls.append(('prepare', runs, tool))
+            return mu.Baseline(summary([('a', 'passed')]))
+
+        def run_one(m, tree, results, timeout, jobs, baseline, runs):
+            if m['name'] == 'boom':
+                raise mu.ToolError('run_suite failed')
+            self.calls.append(('run', m['name'], runs))
+            return entry('killed', name=m['name'])
+
+        class Lock:
+            def __init__(self, tool):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+        mu.prepare_once, mu.run_one, mu.BuildLock = prepare_once, run_one, \
+            Lock
+        self.addCleanup(self.restore, saved)
+
+    @staticmethod
+    def restore(saved):
+        mu.prepare_once, mu.run_one, mu.BuildLock = saved
+
+    def run_them(self, names, kept=()):
+        written = []
+        tree = types.SimpleNamespace(name='6.1')
+        ms = [{'name': n, 'header': {'subject': n}} for n in names]
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            try:
+                got = mu.run_mutants(tree, ms, '/nonexistent', 40, 0,
+                                     runs='gen', kept=kept, tool='genmut',
+                                     write=lambda es, b: written.append(
+                                         [e['name'] for e in es]))
+            except mu.ToolError:
+                got = None
+        return got, written, out.getvalue()
+
+    def test_kept_first_and_written_after_each(self):
+        got, written, out = self.run_them(['b', 'c'],
+                                          kept=[entry('killed', name='a')])
+        self.assertEqual([e['name'] for e in got], ['a', 'b', 'c'])
+        self.assertEqual(written, [['a', 'b'], ['a', 'b', 'c'],
+                                   ['a', 'b', 'c']])
+        self.assertEqual(self.calls, [('prepare', 'gen', 'genmut'),
+                                      ('run', 'b', 'gen'),
+                                      ('run', 'c', 'gen')])
+        self.assertIn('genmut: 6.1: [1/2] b (b)', out)
+
+    def test_nothing_to_run_builds_nothing(self):
+        got, written, _out = self.run_them([], kept=[entry('killed')])
+        self.assertEqual(len(got), 1)
+        self.assertEqual(self.calls, [])
+        self.assertEqual(written, [['m']])
+
+    def test_a_failure_writes_what_ran(self):
+        got, written, _out = self.run_them(['b', 'boom', 'c'])
+        self.assertIsNone(got)
+        self.assertEqual(written[-1], ['b'])
+
+
 class PlanTest(unittest.TestCase):
     """Which mutants of which tree a run covers."""
 

@@ -670,7 +670,10 @@ class CheckTrees(FakeTreeCase):
                      'linux-source-6.12 6.12.9-1',
                      'checkpatch 6.12: 2 files',
                      'mutants 6.12: skipped: no %s'
-                     % (self.kunit / 'mutants' / '6.12' / 'ci-subset')):
+                     % (self.kunit / 'mutants' / '6.12' / 'ci-subset'),
+                     'genmut 6.1: skipped: no %s'
+                     % (self.kunit / 'mutants' / '6.1' /
+                        'generated-equivalent')):
             self.assertIn(line, out)
         self.assertEqual((self.tmp / 'res' / 'check-summary.txt').read_text(),
                          '9 passed, 0 failed, 0 skipped\n')
