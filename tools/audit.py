@@ -47,8 +47,8 @@ and per mismatch that is a known bug,
 keyed by `file:function:call` (`#2` for the second call of the same API
 in one function) - never a line number - with the first 12 hex digits of
 the sha256 of the enclosing function's text, the verdict (`ok`: every
-release is an unpin; `bug`: a known bug, in docs/bugs.md or, until
-its fix is in a series, docs/audit-findings-draft.md), the file:line of
+release is an unpin; `bug`: a known bug, in docs/bugs.md, until its
+fix is in the tree's series), the file:line of
 the release(s) and why. When the function's text changes, the hash no
 longer matches and the verdict is stale: the site must be read again.
 
