@@ -65,8 +65,14 @@ test-debug: deps
 		--results '{results}/{tree}/debug' \
 		--timeout 600 $(foreach a,$(DEBUG_KERNEL_ARGS) $(KERNEL_ARGS),--kernel_args=$(a))
 
+# The sample of generated mutants (check.py's genmut step) stays out of
+# make check until their first full run is done: 20 a tree cost about
+# 11 min, which CI's 45 min cannot take yet (README, "make check").
+CHECK_SKIP ?= genmut
+
 check: deps
-	@$(PY) tools/check.py $(TREE_ARGS) $(if $(FILTER),--filter='$(FILTER)')
+	@$(PY) tools/check.py $(TREE_ARGS) $(if $(FILTER),--filter='$(FILTER)') \
+		$(foreach s,$(CHECK_SKIP),--skip $(s))
 
 mutants: deps
 	@$(PY) tools/mutate.py $(TREE_ARGS)

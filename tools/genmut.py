@@ -1012,12 +1012,8 @@ def markdown(rep, baseline=None):
     out += ['| mutant | status | seconds | description | cases |',
             '|---|---|---:|---|---|']
     for e in rep['mutants']:
-        cases = e.get('cases') or []
-        shown = '; '.join(cases[:3]) + (' (+%d more)' % (len(cases) - 3)
-                                        if len(cases) > 3 else '')
-        status = e['status']
-        if status == 'killed' and e.get('equivalent_claimed'):
-            status = 'killed (declared equivalent: an error)'
+        shown = mutate.shown_cases(e)
+        status = mutate.status_text(e, 'declared equivalent: an error')
         out.append('| %s | %s | %.1f | %s | %s |' % (
             cell(e['name']), cell(status), e.get('seconds') or 0.0,
             cell(e.get('description', '')), cell(shown)))

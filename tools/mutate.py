@@ -274,6 +274,21 @@ def _md_cell(text):
     return str(text).replace('|', '\\|').replace('\n', ' ')
 
 
+def shown_cases(entry):
+    """The first three cases that killed a mutant, and how many more."""
+    cases = entry.get('cases') or []
+    return '; '.join(cases[:3]) + (' (+%d more)' % (len(cases) - 3)
+                                   if len(cases) > 3 else '')
+
+
+def status_text(entry, claimed):
+    """A mutant's status for a report; a killed mutant that was declared
+    equivalent says so, with @claimed."""
+    if entry['status'] == 'killed' and entry.get('equivalent_claimed'):
+        return 'killed (%s)' % claimed
+    return entry['status']
+
+
 def markdown(entries, baseline=None):
     """results/mutants.md: a table and the totals line."""
     out = ['# Mutants', '']
@@ -284,12 +299,8 @@ def markdown(entries, baseline=None):
            '| mutant | file | status | seconds | description | cases |',
            '|---|---|---|---:|---|---|']
     for e in entries:
-        cases = e.get('cases') or []
-        shown = '; '.join(cases[:3]) + (' (+%d more)' % (len(cases) - 3)
-                                        if len(cases) > 3 else '')
-        status = e['status']
-        if status == 'killed' and e.get('equivalent_claimed'):
-            status = 'killed (marked equivalent: catalogue error)'
+        shown = shown_cases(e)
+        status = status_text(e, 'marked equivalent: catalogue error')
         out.append('| %s | %s | %s | %.1f | %s | %s |' % (
             _md_cell(e['name']), _md_cell(e['file']), _md_cell(status),
             e.get('seconds') or 0.0, _md_cell(e.get('description', '')),
