@@ -485,11 +485,14 @@ def check_tree(t, tree, args):
     none)."""
     skip = set(args.skip)
     print('check: tree %s (%s)' % (tree.name, tree.package), flush=True)
+    t0 = time.monotonic()
     try:
         state = prepare_tree.prepare(tree, quiet=True)
     except ToolError as e:
         t.add('check ' + tree.name, 'prepare', False, str(e))
         return None if 'kunit' in skip else str(e)
+    finally:
+        step_time(tree.name, 'prepare', t0)
     patches = prepare_tree.series_files(tree)
     steps = [('apply', lambda: step_apply(t, tree, state, patches)),
              ('checkpatch', lambda: step_checkpatch(t, tree, patches)),
@@ -504,11 +507,20 @@ def check_tree(t, tree, args):
     for name, fn in steps:
         if name in skip:
             continue
+        t0 = time.monotonic()
         try:
             fn()
         except ToolError as e:
             t.add('%s %s' % (name, tree.name), 'run', False, str(e))
+        step_time(tree.name, name, t0)
     return None if 'kunit' in skip else ''
+
+
+def step_time(tree, step, t0):
+    """Say how long a step took, so that CI's time can be read per step
+    (one line; never counted as a test)."""
+    print('check: %s %s took %.0fs' % (tree or '-', step,
+                                       time.monotonic() - t0), flush=True)
 
 
 def main():
@@ -528,7 +540,9 @@ def main():
     try:
         with BuildLock(TOOL):
             if 'tools' not in args.skip:
+                t1 = time.monotonic()
                 step_tools(t)
+                step_time(None, 'tools', t1)
             for tree in trees:
                 error = check_tree(t, tree, args)
                 if error is not None:
