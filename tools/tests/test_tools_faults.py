@@ -52,6 +52,11 @@ printf 'install ok installed'
 '''
 
 
+def default_sigint():
+    """preexec_fn: SIGINT as a foreground job has it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class FaultCase(unittest.TestCase):
     """Assertions shared by every fault."""
 
@@ -975,10 +980,14 @@ class BuildFaults(FaultCase):
         pidfile = self.kunit / 'pid'
         if pidfile.exists():
             pidfile.unlink()
+        # A shell's background job (nohup, 'cmd &') starts with SIGINT
+        # ignored, and so would run_suite: give it the disposition of a
+        # terminal's foreground job, which is what Ctrl-C reaches.
         proc = subprocess.Popen(self.cmd, env=self.env, text=True,
                                 stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+                                stderr=subprocess.PIPE,
+                                preexec_fn=default_sigint)
         deadline = time.monotonic() + HANG
         while not pidfile.exists() or not pidfile.read_text():
             self.assertLess(time.monotonic(), deadline, 'build never started')
