@@ -925,6 +925,35 @@ struct folio *gup_kunit_user_folio(struct kunit *test, unsigned long addr)
 }
 
 /**
+ * gup_kunit_other_cpu() - bind the case to one CPU and name another.
+ * @test: the case; skipped unless two CPUs are online.
+ *
+ * For the cases about the per-CPU LRU batches: they fault pages in on
+ * either CPU (gup_kunit_on_cpu()) and call GUP on the first online CPU,
+ * where this leaves them. The binding goes with the case's kthread.
+ *
+ * Return: the second online CPU.
+ */
+int gup_kunit_other_cpu(struct kunit *test)
+{
+	int home = cpumask_first(cpu_online_mask);
+	int other = cpumask_next(home, cpu_online_mask);
+
+	if (other >= nr_cpu_ids)
+		kunit_skip(test, "one CPU online (QEMU's -smp 2 gives two)");
+	gup_kunit_on_cpu(test, home);
+	return other;
+}
+
+/* Move the case to @cpu, and keep it there. */
+void gup_kunit_on_cpu(struct kunit *test, int cpu)
+{
+	KUNIT_ASSERT_EQ(test, set_cpus_allowed_ptr(current, cpumask_of(cpu)),
+			0);
+	KUNIT_ASSERT_EQ(test, raw_smp_processor_id(), cpu);
+}
+
+/**
  * gup_kunit_fill_and_snap() - the usual start of a user-memory case.
  * @test: the case.
  * @refs: GUP_KUNIT_NPAGES entries: each page's refcount.

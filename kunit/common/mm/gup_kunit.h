@@ -426,6 +426,23 @@ struct folio *gup_kunit_user_folio(struct kunit *test, unsigned long addr);
 int gup_kunit_pageout(unsigned long addr);
 
 /* ------------------------------------------------------------------ */
+/* The per-CPU LRU batches                                             */
+/* ------------------------------------------------------------------ */
+
+int gup_kunit_other_cpu(struct kunit *test);
+void gup_kunit_on_cpu(struct kunit *test, int cpu);
+
+/*
+ * Whether @folio, mapped and not isolated, waits in a CPU's LRU batch:
+ * folio_add_lru() holds a reference and sets PG_lru only when the batch
+ * is moved to the LRU.
+ */
+static inline bool gup_kunit_lru_batched(struct folio *folio)
+{
+	return !folio_test_lru(folio);
+}
+
+/* ------------------------------------------------------------------ */
 /* A file on a real ext4 (the virtio disk of the QEMU configuration)   */
 /* ------------------------------------------------------------------ */
 

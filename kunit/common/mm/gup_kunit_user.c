@@ -552,6 +552,116 @@ static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit 
 }
 
 /*
+ * Which per-CPU LRU batches a long-term pin drains before it migrates a
+ * page out of ZONE_MOVABLE. A page that waits in a batch cannot be
+ * isolated, and the batch's reference would make migration fail, so
+ * collect_longterm_unpinnable_*() drains when the page's count shows a
+ * reference beyond its mappings and the pin: first this CPU's batch
+ * (lru_add_drain()), then, only if that did not account for it, every
+ * CPU's (lru_add_drain_all(), which queues a work item on each CPU with
+ * a batch and waits for them all). Each row leaves a bystander page in
+ * the other CPU's batch, which only lru_add_drain_all() moves to the LRU.
+ * (A THP row, never drained for, would need MADV_HUGEPAGE, which wakes
+ * khugepaged, whose every pass starts with lru_add_drain_all().)
+ */
+enum gup_kunit_drain_target {
+	GUP_KUNIT_ON_LRU,		/* on the LRU already */
+	GUP_KUNIT_BATCHED_HERE,		/* in the batch of the pinning CPU */
+	GUP_KUNIT_BATCHED_THERE,	/* in the other CPU's batch */
+};
+
+struct gup_kunit_drain_case {
+	const char *name;
+	enum gup_kunit_drain_target target;
+	bool drains_all;
+};
+
+static const struct gup_kunit_drain_case gup_kunit_drain_cases[] = {
+	{ "page on the LRU", GUP_KUNIT_ON_LRU, false },
+	{ "page in this CPU's batch", GUP_KUNIT_BATCHED_HERE, false },
+	{ "page in another CPU's batch", GUP_KUNIT_BATCHED_THERE, true },
+};
+
+static void gup_kunit_drain_desc(const struct gup_kunit_drain_case *c,
+				 char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_drain, gup_kunit_drain_cases,
+		  gup_kunit_drain_desc);
+
+/*
+ * Map one page of ZONE_MOVABLE, faulted in on @cpu, so that it waits in
+ * that CPU's LRU batch; the case is back on @home at return.
+ */
+static unsigned long gup_kunit_movable_faulted_on(struct kunit *test,
+						  int cpu, int home)
+{
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		unsigned long addr = gup_kunit_mmap(test, PAGE_SIZE,
+						    GUP_KUNIT_RW,
+						    GUP_KUNIT_ANON);
+
+		gup_kunit_on_cpu(test, cpu);
+		gup_kunit_fill(test, addr, 1);
+		gup_kunit_on_cpu(test, home);
+		if (folio_zonenum(gup_kunit_user_folio(test, addr)) ==
+		    ZONE_MOVABLE)
+			return addr;
+	}
+	kunit_skip(test, "memory not in ZONE_MOVABLE (movablecore=)");
+	return 0;
+}
+
+static void pin_user_pages_longterm_drains_only_the_lru_batches_it_needs(struct kunit *test)
+{
+	const struct gup_kunit_drain_case *c = test->param_value;
+	int other = gup_kunit_other_cpu(test);
+	int home = raw_smp_processor_id();
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	unsigned long addr, bystander;
+	struct folio *folio;
+	long ret;
+
+	bystander = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW,
+				   GUP_KUNIT_ANON);
+	gup_kunit_on_cpu(test, other);
+	gup_kunit_fill(test, bystander, 1);
+	gup_kunit_on_cpu(test, home);
+
+	addr = gup_kunit_movable_faulted_on(test, c->target ==
+					    GUP_KUNIT_BATCHED_THERE ? other :
+					    home, home);
+	folio = gup_kunit_user_folio(test, addr);
+	if (c->target == GUP_KUNIT_ON_LRU)
+		lru_add_drain();
+	KUNIT_ASSERT_EQ(test, gup_kunit_lru_batched(folio),
+			c->target != GUP_KUNIT_ON_LRU);
+	KUNIT_ASSERT_TRUE(test,
+			  gup_kunit_lru_batched(gup_kunit_user_folio(test,
+								     bystander)));
+
+	ret = gup_kunit_pin_path(false, addr, 1, FOLL_WRITE | FOLL_LONGTERM,
+				 p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, 1L);
+	KUNIT_EXPECT_EQ_MSG(test,
+			    gup_kunit_lru_batched(gup_kunit_user_folio(test,
+								       bystander)),
+			    !c->drains_all,
+			    "the other CPU's batch was%s drained",
+			    c->drains_all ? " not" : "");
+	KUNIT_EXPECT_TRUE(test, gup_kunit_longterm_pinnable(p->pages[0]));
+	KUNIT_EXPECT_TRUE(test, gup_kunit_page_pinned(p->pages[0]));
+	gup_kunit_expect_mapped(test, addr, p->pages, 1);
+	gup_kunit_expect_filled(test, p->pages, 1);
+	gup_kunit_unpin(p);
+}
+
+/*
  * What fork()'s copy_present_pte() does to the exclusive anonymous page
  * mapped at @addr, under the locks that copy_page_range() holds (mmap
  * write lock, write_protect_seq, PT lock): try to share it with an
@@ -1291,6 +1401,8 @@ static struct kunit_case gup_pin_user_cases[] = {
 			 gup_kunit_lt_gen_params),
 	KUNIT_CASE_PARAM(pin_user_pages_longterm_failed_migration_leaves_no_pin,
 			 gup_kunit_path_gen_params),
+	KUNIT_CASE_PARAM(pin_user_pages_longterm_drains_only_the_lru_batches_it_needs,
+			 gup_kunit_drain_gen_params),
 #ifdef CONFIG_DEVICE_PRIVATE
 	KUNIT_CASE_PARAM(pin_user_pages_longterm_migrates_device_coherent_page,
 			 gup_kunit_path_gen_params),
