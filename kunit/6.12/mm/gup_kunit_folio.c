@@ -73,6 +73,56 @@ static void folio_add_pin_of_zero_folio_changes_nothing(struct kunit *test)
 	GUP_KUNIT_EXPECT_DELTA(test, zero, &s, 0, 0, 0, 0);
 }
 
+/*
+ * folio_add_pin() is for a folio that is pinned already: on a small folio
+ * it WARNs when the refcount is below the one pin's
+ * GUP_PIN_COUNTING_BIAS. The edge, in a table: exactly one pin's
+ * references (a pinned folio whose other references are gone) is
+ * silent, one fewer WARNs. The pin is added in both rows and released.
+ */
+struct gup_kunit_add_pin_case {
+	const char *name;
+	int refs;
+	int warnings;
+};
+
+static const struct gup_kunit_add_pin_case gup_kunit_add_pin_cases[] = {
+	{ "a pin's references", GUP_PIN_COUNTING_BIAS, 0 },
+	{ "one reference short of a pin", GUP_PIN_COUNTING_BIAS - 1, 1 },
+};
+
+static void gup_kunit_add_pin_desc(const struct gup_kunit_add_pin_case *c,
+				   char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(gup_kunit_add_pin, gup_kunit_add_pin_cases,
+		  gup_kunit_add_pin_desc);
+
+static void folio_add_pin_warns_below_one_pins_references(struct kunit *test)
+{
+	const struct gup_kunit_add_pin_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct gup_kunit_snap s;
+
+	folio_ref_add(f->folio, c->refs - 1);
+	f->gets += c->refs - 1;
+	gup_kunit_snap(f->folio, &s);
+
+	folio_add_pin(f->folio);
+	f->pins++;
+	GUP_KUNIT_EXPECT_WARNINGS(test, c->warnings);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, GUP_PIN_COUNTING_BIAS, 0,
+			       1, 0);
+
+	unpin_folio(f->folio);
+	f->pins--;
+	folio_ref_sub(f->folio, c->refs - 1);
+	f->gets -= c->refs - 1;
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 1 - c->refs, 0, 1, 1);
+}
+
 /* ------------------------------------------------------------------ */
 /* unpin_folio() and unpin_user_folio()                                */
 /* ------------------------------------------------------------------ */
@@ -293,6 +343,8 @@ static struct kunit_case gup_pin_folio_cases[] = {
 	KUNIT_CASE_PARAM(folio_add_pin_adds_one_counted_pin,
 			 gup_kunit_order_gen_params),
 	KUNIT_CASE(folio_add_pin_of_zero_folio_changes_nothing),
+	KUNIT_CASE_PARAM(folio_add_pin_warns_below_one_pins_references,
+			 gup_kunit_add_pin_gen_params),
 	KUNIT_CASE_PARAM(unpin_folio_releases_one_pin,
 			 gup_kunit_order_gen_params),
 	KUNIT_CASE_PARAM(unpin_user_folio_releases_npages_pins,
