@@ -149,7 +149,8 @@ static void try_grab_folio_retries_when_page_leaves_folio(struct kunit *test)
 	gup_kunit_check_split_retry(test, test->param_value);
 }
 
-KUNIT_ARRAY_PARAM(gup_kunit_mt, gup_kunit_mt_cases, gup_kunit_mt_desc);
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_mt, gup_kunit_mt_cases,
+			    struct gup_kunit_mt_case);
 
 /*
  * try_grab_folio(FOLL_PIN | FOLL_LONGTERM) refuses a page in a CMA or

@@ -91,14 +91,8 @@ static const struct gup_kunit_add_pin_case gup_kunit_add_pin_cases[] = {
 	{ "one reference short of a pin", GUP_PIN_COUNTING_BIAS - 1, 1 },
 };
 
-static void gup_kunit_add_pin_desc(const struct gup_kunit_add_pin_case *c,
-				   char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_add_pin, gup_kunit_add_pin_cases,
-		  gup_kunit_add_pin_desc);
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_add_pin, gup_kunit_add_pin_cases,
+			    struct gup_kunit_add_pin_case);
 
 static void folio_add_pin_warns_below_one_pins_references(struct kunit *test)
 {

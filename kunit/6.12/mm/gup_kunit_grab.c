@@ -19,7 +19,8 @@ KUNIT_ARRAY_PARAM(gup_kunit_order, gup_kunit_orders, gup_kunit_order_desc);
 KUNIT_ARRAY_PARAM(gup_kunit_grab, gup_kunit_grab_cases, gup_kunit_grab_desc);
 KUNIT_ARRAY_PARAM(gup_kunit_split, gup_kunit_split_cases,
 		  gup_kunit_split_desc);
-KUNIT_ARRAY_PARAM(gup_kunit_mt, gup_kunit_mt_cases, gup_kunit_mt_desc);
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_mt, gup_kunit_mt_cases,
+			    struct gup_kunit_mt_case);
 
 /* ------------------------------------------------------------------ */
 /* try_grab_folio(): the slow path                                     */

@@ -40,6 +40,18 @@
 #include <linux/vmstat.h>
 #include "gup_kunit_mm.h"
 
+/*
+ * KUNIT_ARRAY_PARAM() for a table of @type whose rows name themselves in
+ * ->name, the description of each parameter (what KUNIT_ARRAY_PARAM_DESC()
+ * of 6.12 does; 6.1 does not have it): defines @prefix##_gen_params.
+ */
+#define GUP_KUNIT_ARRAY_PARAM_NAMED(prefix, array, type)		\
+	static void prefix##_desc(const type row[], char *desc)		\
+	{								\
+		strscpy(desc, row->name, KUNIT_PARAM_DESC_SIZE);	\
+	}								\
+	KUNIT_ARRAY_PARAM(prefix, array, prefix##_desc)
+
 /* ------------------------------------------------------------------ */
 /* Counters and snapshots                                              */
 /* ------------------------------------------------------------------ */
@@ -313,12 +325,6 @@ static const struct gup_kunit_mt_case gup_kunit_mt_cases[] __maybe_unused = {
 	{ "MIGRATE_ISOLATE", MIGRATE_ISOLATE, false },
 #endif
 };
-
-static inline void gup_kunit_mt_desc(const struct gup_kunit_mt_case *c,
-				     char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
 
 void gup_kunit_check_pinnable_mt(struct kunit *test,
 				 const struct gup_kunit_mt_case *c);

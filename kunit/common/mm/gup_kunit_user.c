@@ -214,12 +214,8 @@ static const struct gup_kunit_lt_case gup_kunit_lt_cases[] = {
 	{ "hugetlb fast unaligned", true, true, 3, GUP_KUNIT_HPAGE_NR },
 };
 
-static void gup_kunit_lt_desc(const struct gup_kunit_lt_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_lt, gup_kunit_lt_cases, gup_kunit_lt_desc);
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_lt, gup_kunit_lt_cases,
+			    struct gup_kunit_lt_case);
 
 /* Whether every page of [@start, @start + @npages pages) is in ZONE_MOVABLE. */
 static bool gup_kunit_all_movable(struct kunit *test, unsigned long start,
@@ -469,14 +465,8 @@ static const struct gup_kunit_access_case gup_kunit_access_cases[] = {
 	{ "write pin of PROT_NONE, fast", PROT_NONE, FOLL_WRITE, true },
 };
 
-static void gup_kunit_access_desc(const struct gup_kunit_access_case *c,
-				  char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_access, gup_kunit_access_cases,
-		  gup_kunit_access_desc);
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_access, gup_kunit_access_cases,
+			    struct gup_kunit_access_case);
 
 static void pin_user_pages_beyond_protection_fails(struct kunit *test)
 {
@@ -582,14 +572,8 @@ static const struct gup_kunit_drain_case gup_kunit_drain_cases[] = {
 	{ "page in another CPU's batch", GUP_KUNIT_BATCHED_THERE, true },
 };
 
-static void gup_kunit_drain_desc(const struct gup_kunit_drain_case *c,
-				 char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_drain, gup_kunit_drain_cases,
-		  gup_kunit_drain_desc);
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_drain, gup_kunit_drain_cases,
+			    struct gup_kunit_drain_case);
 
 /*
  * Map one page of ZONE_MOVABLE, faulted in on @cpu, so that it waits in
@@ -1048,14 +1032,8 @@ static const struct gup_kunit_shmem_case gup_kunit_shmem_cases[] = {
 	{ "slow path", false },
 };
 
-static void gup_kunit_shmem_desc(const struct gup_kunit_shmem_case *c,
-				 char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(gup_kunit_shmem, gup_kunit_shmem_cases,
-		  gup_kunit_shmem_desc);
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_shmem, gup_kunit_shmem_cases,
+			    struct gup_kunit_shmem_case);
 
 static void pin_user_pages_shmem_pins_shared_pages(struct kunit *test)
 {
