@@ -87,6 +87,31 @@ static void devmap_private_page_free_runs_once_at_final_put(struct kunit *test)
 }
 
 /*
+ * A DEVICE_PRIVATE page that held anonymous memory (migrate_vma moves an
+ * anonymous page to the device, and its PG_anon_exclusive with it) goes
+ * back to its driver without PG_anon_exclusive. The flag says that no
+ * other process can map the page, which is what lets GUP pin it without
+ * unsharing it first: left set on a free page, it would vouch for the
+ * page's next anonymous use before any rmap was set up. The anonymous
+ * state is made by hand, as __page_set_anon_rmap() would leave it (the
+ * free path does not look at the anon_vma).
+ */
+static void devmap_private_anon_page_is_freed_not_exclusive(struct kunit *test)
+{
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_PRIVATE);
+	struct page *page = gup_kunit_devmem_page(d);
+
+	page->mapping = (void *)PAGE_MAPPING_ANON;
+	SetPageAnonExclusive(page);
+	KUNIT_ASSERT_TRUE(test, PageAnonExclusive(page));
+	put_page(page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+	KUNIT_EXPECT_NULL(test, page->mapping);
+	KUNIT_EXPECT_FALSE(test, test_bit(PG_anon_exclusive, &page->flags));
+}
+
+/*
  * Device-coherent memory must always allow eviction, so it may never be
  * pinned long-term; GUP-fast refuses FOLL_LONGTERM for it.
  */
@@ -112,6 +137,7 @@ static void device_coherent_page_is_not_longterm_pinnable(struct kunit *test)
 static struct kunit_case gup_pin_devmap_cases[] = {
 	KUNIT_CASE(devmap_fsdax_unpin_to_idle_wakes_waiter),
 	KUNIT_CASE(devmap_private_page_free_runs_once_at_final_put),
+	KUNIT_CASE(devmap_private_anon_page_is_freed_not_exclusive),
 	KUNIT_CASE(device_coherent_page_is_not_longterm_pinnable),
 	{}
 };
