@@ -6,7 +6,8 @@
 #   make mutants-generated  the mechanically generated mutants of the pin core
 #                (tools/genmut.py; SAMPLE=1: the CI sample, SEED=S: its seed,
 #                RESUME=1: skip mutants already in the report, MUTANTS='pat*',
-#                HEADER_REBUILD=targeted: a header mutant rebuilds its users)
+#                HEADER_REBUILD=targeted: a header mutant rebuilds its users,
+#                MODE=patch: build each mutant alone, not in one schema)
 #   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
 #   make audit   Coccinelle audit of the pin API's callers: results/TREE/audit.md
 #
@@ -26,6 +27,7 @@ SEED ?=
 RESUME ?=
 MUTANTS ?=
 HEADER_REBUILD ?=
+MODE ?=
 
 TREE_ARGS = $(foreach t,$(TREE),--tree $(t))
 FILTER_ARG = $(if $(FILTER),'$(FILTER)')
@@ -82,6 +84,7 @@ mutants-generated: deps
 		$(if $(SEED),--seed '$(SEED)') $(if $(RESUME),--resume) \
 		$(if $(JOBS),--jobs=$(JOBS)) \
 		$(if $(HEADER_REBUILD),--header-rebuild=$(HEADER_REBUILD)) \
+		$(if $(MODE),--mode=$(MODE)) \
 		$(foreach m,$(MUTANTS),'$(m)')
 
 coverage: deps

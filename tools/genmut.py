@@ -19,6 +19,11 @@ kunit/trees):
                 or with --sample the CI sample) through tools/mutate.py's
                 runner and kill rules; reports in RESULTS/mutants-generated.
                 {json,md} (the sample: RESULTS/mutants-generated-ci.*)
+  agree OTHER   compare the report in RESULTS with the one in OTHER (say
+                a --mode patch run of some mutants beside the schema run
+                of all): the mutants both ran on the same kernel code,
+                and those whose outcome (killed or not) differs; exit 1
+                if one does
 
 Operators, applied to each line of each function (name: what):
   negate   a condition of if/while/for/do-while: `if (x)` -> `if (!x)`,
@@ -86,9 +91,25 @@ an error, one line naming file and line: list, stats, write and sample
 stop; run counts the tree as one failure and goes on with the next.
 
 run: first brings the tree up to date (tools/prepare_tree.py), then runs
-each mutant like a catalogue mutant (tools/mutate.py: clean tree, git apply,
-incremental build, suites in QEMU, restore; a header mutant uses the build
-copy), after one baseline run, under the same kill rules. The patches go
+the mutants under the kill rules of the catalogue (tools/mutate.py), in
+one of two modes:
+
+  --mode schema (default): the mutants of .c files are written into one
+    mutant schema (tools/_schemata.py: each mutated function becomes a
+    copy per mutant and a dispatcher on the boot parameter gup_mutant),
+    its objects compiled (a mutant that the compiler names is dropped as
+    nocompile if its own patch does not compile either, else it runs
+    from its patch), the kernel built once and run once with
+    gup_mutant=0 (the baseline of these runs), then once per mutant with
+    gup_mutant=N and no build: a few seconds a mutant instead of an
+    incremental build. The tree is restored at the end. Header mutants,
+    and those of a function that cannot be put in a schema, then run as
+    in patch mode. Each entry says its mode.
+  --mode patch: each mutant like a catalogue mutant (clean tree, git
+    apply, incremental build, suites in QEMU, restore; a header mutant
+    uses the build copy), after one baseline run.
+
+The patches go
 to RESULTS/mutants-generated/patches/, the suite runs to
 RESULTS/mutants-generated/NAME/ (the CI sample's to
 RESULTS/mutants-generated-ci/). A mutant that does not build is dropped
@@ -135,10 +156,13 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mutate  # noqa: E402
+import _schemata  # noqa: E402
 from _common import (ToolError, add_tree_argument,  # noqa: E402
                      die, display, interrupt_on_sigterm, kernel_sources,
                      read_pin_core,
@@ -981,9 +1005,10 @@ def report(tree, mutants, entries, meta):
     ordered = [by_name[m.name] for m in mutants if m.name in by_name]
     older = sum(1 for e in ordered
                 if e.get('tests_sha256') != meta.get('tests_sha256'))
+    modes = collections.Counter(e.get('mode', 'patch') for e in ordered)
     return dict(tree=tree.name, total=counts(mutants, by_name),
                 functions=funcs, operators=ops, older_tests=older,
-                mutants=ordered, **meta)
+                modes=dict(sorted(modes.items())), mutants=ordered, **meta)
 
 
 def markdown(rep, baseline=None):
@@ -995,6 +1020,11 @@ def markdown(rep, baseline=None):
                 'kernel code and the mutant are the same; --resume runs '
                 'those that were not killed again)' % rep['older_tests'],
                 '']
+    if rep.get('modes'):
+        out += ['Run in: %s (schema: one kernel, the mutant chosen at boot '
+                'by gup_mutant=N; patch: built alone; tools/genmut.py '
+                '--help)' % ', '.join('%s %d' % kv
+                                      for kv in rep['modes'].items()), '']
     if baseline is not None and baseline.failures:
         out += ['Failing without a mutant (not counted as kills): %s'
                 % ', '.join(baseline.describe()), '']
@@ -1009,13 +1039,14 @@ def markdown(rep, baseline=None):
                 cell(r[key]), ' | '.join(str(r[c]) for c in cols),
                 '-' if r['score'] is None else '%.1f%%' % r['score']))
         out.append('')
-    out += ['| mutant | status | seconds | description | cases |',
-            '|---|---|---:|---|---|']
+    out += ['| mutant | status | mode | seconds | description | cases |',
+            '|---|---|---|---:|---|---|']
     for e in rep['mutants']:
         shown = mutate.shown_cases(e)
         status = mutate.status_text(e, 'declared equivalent: an error')
-        out.append('| %s | %s | %.1f | %s | %s |' % (
-            cell(e['name']), cell(status), e.get('seconds') or 0.0,
+        out.append('| %s | %s | %s | %.1f | %s | %s |' % (
+            cell(e['name']), cell(status), e.get('mode', 'patch'),
+            e.get('seconds') or 0.0,
             cell(e.get('description', '')), cell(shown)))
     return '\n'.join(out) + '\n'
 
@@ -1084,6 +1115,36 @@ def write_patches(mutants, eq, d):
 def cmd_sample(tree, mutants, eq, args):
     for m in sample(mutants, eq, args.seed, args.count):
         print(m.name)
+
+
+def cmd_agree(tree, mutants, _eq, args):
+    """Compare RESULTS/mutants-generated.json with OTHER's, mutant by
+    mutant: those that both ran on the same kernel code with the same diff,
+    killed in both or not killed in both (survived and equivalent are one
+    outcome). Print each that differs and a total; return how many differ.
+    """
+    a = load_previous(os.path.join(tree.expand(args.results),
+                                   REPORT + '.json'))
+    b = load_previous(os.path.join(tree.expand(args.other),
+                                   REPORT + '.json'))
+    ran = ('killed', 'survived', 'equivalent')
+    both = differ = 0
+    for m in mutants:
+        ea, eb = a.get(m.name), b.get(m.name)
+        if not ea or not eb or ea.get('status') not in ran or \
+                eb.get('status') not in ran or \
+                ea.get('diff_sha256') != eb.get('diff_sha256') or \
+                ea.get('tree_head') != eb.get('tree_head'):
+            continue
+        both += 1
+        if (ea['status'] == 'killed') != (eb['status'] == 'killed'):
+            differ += 1
+            print('%s: %s (%s) / %s (%s)' % (
+                m.name, ea['status'], ea.get('mode', 'patch'),
+                eb['status'], eb.get('mode', 'patch')))
+    print('%s: %s: %d mutants in both reports: %d with the same outcome, '
+          '%d differ' % (TOOL, tree.name, both, both - differ, differ))
+    return differ
 
 
 def select(mutants, eq, args):
@@ -1185,7 +1246,8 @@ def cmd_run(tree, mutants, eq, args):
         lm = mutate.load_mutant(paths[m.name])
         if m.function in deps:
             lm['touch'] = deps[m.function]
-        lm['extra'] = {'function': m.function, 'operator': m.op,
+        lm['extra'] = {'mode': 'patch', 'function': m.function,
+                       'operator': m.op,
                        'line': m.line, 'tree_head': head,
                        'diff_sha256': m.diff_sha()}
         loaded.append(lm)
@@ -1208,6 +1270,15 @@ def cmd_run(tree, mutants, eq, args):
                                          len(todo),
                                          sum(m.header for m in todo),
                                          len(keep)), flush=True)
+    if args.mode == 'schema':
+        in_schema = [m for m in todo if not m.header]
+        by_name = {lm['name']: lm for lm in loaded}
+        keep, back = run_schemata(tree, in_schema, by_name, results, args,
+                                  name, keep, write) if in_schema else \
+            (keep, [])
+        patch_names = set(m.name for m in todo if m.header) | \
+            set(m.name for m in back)
+        loaded = [lm for lm in loaded if lm['name'] in patch_names]
     entries = mutate.run_mutants(tree, loaded, results, args.timeout,
                                  args.jobs, runs=name, kept=keep,
                                  write=write, tool=TOOL)
@@ -1217,6 +1288,262 @@ def cmd_run(tree, mutants, eq, args):
         TOOL, tree.name, score_line(rep['total']),
         display(os.path.join(results, name + '.md'))), flush=True)
     return summary_counts(counts(selected, by_name))
+
+
+# --------------------------------------------------------------------------
+# --mode schema: the .c mutants of a run in one kernel (tools/_schemata.py)
+# --------------------------------------------------------------------------
+
+SCHEMA_BASELINE = '_schema_baseline'
+SCHEMA_ATTEMPTS = 8
+
+
+def compile_objects(tree, paths, jobs):
+    """make the objects of tree paths (mm/gup.c, ...) in the tree's kunit
+    build directory; return (rc, output)."""
+    objs = [p[:-2] + '.o' for p in paths]
+    cmd = ['make', '-s', 'ARCH=x86_64', 'O=' + tree.kunit_build,
+           '--jobs=%d' % (jobs or 2)] + objs
+    proc = subprocess.run(cmd, cwd=tree.linux, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          errors='backslashreplace')
+    return proc.returncode, proc.stdout
+
+
+def first_error(output):
+    return next((ln.strip() for ln in output.splitlines()
+                 if ': error:' in ln), (output.strip().splitlines() or
+                                        ['make failed'])[-1])
+
+
+def schema_texts(tree, originals, active, ids):
+    """{path: (text, spans)} of the schema of the active mutants, and the
+    names of the mutants whose function cannot be put in one (with the
+    reason)."""
+    by_file = collections.OrderedDict()
+    for m in active:
+        by_file.setdefault(m.file, collections.OrderedDict()).setdefault(
+            m.function, []).append(m)
+    out, refused = {}, {}
+    define = True
+    for path, funcs in by_file.items():
+        src = originals[path]
+        specs = []
+        for func, ms in funcs.items():
+            first, last = source_extents(src, func)[0]
+            specs.append((func, first, last,
+                          [(ids[m.name], m.line, m.line + len(m.old) - 1,
+                            m.new) for m in ms]))
+        while True:
+            try:
+                out[path] = _schemata.file_schema(src, specs, define)
+                break
+            except _schemata.SchemaError as e:
+                func = str(e).split(':')[0]
+                if not any(s[0] == func for s in specs):
+                    raise ToolError('%s: schema of %s: %s'
+                                    % (tree.name, path, e))
+                for m in funcs[func]:
+                    refused[m.name] = str(e)
+                specs = [s for s in specs if s[0] != func]
+                if not specs:
+                    break
+        if path in out:
+            define = False
+    return out, refused
+
+
+def build_schema(tree, todo, ids, jobs):
+    """Write the schema of the mutants todo into the tree and compile its
+    objects, dropping what does not compile. Return (active mutants,
+    {name: nocompile detail}, {name: why it runs from its patch}). The
+    tree is left with the schema written (restore with
+    mutate.restore())."""
+    paths = list(dict.fromkeys(m.file for m in todo))
+    originals = {p: read_source(tree, p) for p in paths}
+    active = list(todo)
+    nocompile, fallback = {}, {}
+
+    def write_files(texts):
+        for p in paths:
+            text = texts[p][0] if p in texts else originals[p]
+            with open(os.path.join(tree.linux, p), 'w',
+                      encoding='utf-8', errors='surrogateescape') as f:
+                f.write(text)
+
+    for _attempt in range(SCHEMA_ATTEMPTS):
+        texts, refused = schema_texts(tree, originals, active, ids)
+        fallback.update(refused)
+        active = [m for m in active if m.name not in refused]
+        write_files(texts)
+        rc, out = compile_objects(tree, list(texts), jobs)
+        if rc == 0:
+            return active, nocompile, fallback
+        bad, funcs = set(), set()
+        for p, (_text, spans) in texts.items():
+            for ln in _schemata.error_lines(out, p):
+                where = _schemata.span_of(spans, ln)
+                if where is None:
+                    raise ToolError('%s: the schema of %s does not compile '
+                                    'outside its copies: %s'
+                                    % (tree.name, p, first_error(out)))
+                if where[1]:
+                    bad.add(where[1])
+                else:
+                    funcs.add(where[0])
+        if not bad and not funcs:
+            raise ToolError('%s: the schema does not compile: %s'
+                            % (tree.name, first_error(out)))
+        for m in active:
+            if m.function in funcs:
+                fallback[m.name] = ('the copy of %s or its dispatcher does '
+                                    'not compile' % m.function)
+        # A mutant named by an error is dropped only if its own patch
+        # does not compile either, as make mutants would have found.
+        write_files({})
+        for m in active:
+            if ids[m.name] not in bad or m.name in fallback:
+                continue
+            lines = originals[m.file].split('\n')
+            lines[m.line - 1:m.line - 1 + len(m.old)] = list(m.new)
+            with open(os.path.join(tree.linux, m.file), 'w',
+                      encoding='utf-8', errors='surrogateescape') as f:
+                f.write('\n'.join(lines))
+            rc1, out1 = compile_objects(tree, [m.file], jobs)
+            with open(os.path.join(tree.linux, m.file), 'w',
+                      encoding='utf-8', errors='surrogateescape') as f:
+                f.write(originals[m.file])
+            if rc1:
+                nocompile[m.name] = 'kernel build failed: ' + \
+                    first_error(out1)
+            else:
+                fallback[m.name] = ('compiles alone, not in the schema: ' +
+                                    first_error(out))
+            print('%s: %s:   %s %s' % (
+                TOOL, tree.name, m.name, 'NOCOMPILE' if rc1 else
+                'runs from its patch (fails only in the schema)'),
+                flush=True)
+        active = [m for m in active if m.name not in nocompile and
+                  m.name not in fallback]
+        if not active:
+            return active, nocompile, fallback
+    raise ToolError('%s: no schema that compiles after %d attempts: %s'
+                    % (tree.name, SCHEMA_ATTEMPTS, first_error(out)))
+
+
+def schema_entry(lm, sha, ident):
+    e = {'name': lm['name'], 'file': ', '.join(p for p, _ in lm['files']),
+         'status': None, 'cases': [], 'seconds': 0.0,
+         'description': lm['header']['subject'],
+         'models': lm['header']['models'],
+         'equivalent_claimed': bool(lm['header']['equivalent']),
+         'patch': os.path.relpath(os.path.abspath(lm['path']), mutate.ROOT),
+         'tests_sha256': sha}
+    if e['equivalent_claimed']:
+        e['equivalent_reason'] = lm['header']['equivalent']
+    e.update(lm.get('extra') or {})
+    e.update(mode='schema', schema_id=ident)
+    return e
+
+
+def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
+    """Run the .c mutants todo (Mutant) in one schema kernel: build it,
+    run it once with gup_mutant=0 (the baseline of these runs), then once
+    per mutant with gup_mutant=N, under mutate's kill rules. Return
+    (entries, kept ones first; the Mutants that must run from their
+    patches instead)."""
+    entries = list(kept)
+    linux = tree.linux
+    ids = {m.name: i for i, m in enumerate(todo, 1)}
+    sha = mutate.tests_sha(tree)
+    files = [(p, 'modify') for p in dict.fromkeys(m.file for m in todo)]
+    baseline = None
+    t0 = time.monotonic()
+    with mutate.BuildLock(TOOL):
+        mutate.require_clean(linux)
+        try:
+            active, nocompile, fallback = build_schema(tree, todo, ids,
+                                                       args.jobs)
+            for m in todo:
+                if m.name in nocompile:
+                    e = schema_entry(loaded[m.name], sha, ids[m.name])
+                    e['status'] = 'nocompile'
+                    e['detail'] = nocompile[m.name]
+                    entries.append(e)
+            if not active:
+                return entries, [m for m in todo if m.name in fallback]
+            print('%s: %s: schema of %d mutants in %s compiled in %.0fs; '
+                  'building and running it with %s=0'
+                  % (TOOL, tree.name, len(active),
+                     ', '.join(p for p, _ in files),
+                     time.monotonic() - t0, _schemata.VAR), flush=True)
+            rdir = os.path.join(results, runs, SCHEMA_BASELINE)
+            os.makedirs(rdir, exist_ok=True)
+            for stale in ('summary.json', 'meta.json'):
+                try:
+                    os.unlink(os.path.join(rdir, stale))
+                except FileNotFoundError:
+                    pass
+            _rc, out = mutate.run_suite(
+                rdir, args.timeout, args.jobs, tree,
+                ['--kernel_args', '%s=0' % _schemata.VAR])
+            summary = mutate.read_summary(rdir)
+            if summary is None:
+                raise ToolError('%s: the schema kernel does not build or '
+                                'run: %s' % (tree.name, (out.strip()
+                                                         .splitlines() or
+                                                         ['?'])[-1]))
+            baseline = mutate.Baseline(summary)
+            if baseline.failures:
+                print('%s: %s: the schema kernel fails without a mutant '
+                      '(not counted as kills): %s'
+                      % (TOOL, tree.name, ', '.join(baseline.describe())),
+                      flush=True)
+            print('%s: %s: schema kernel ready after %.0fs'
+                  % (TOOL, tree.name, time.monotonic() - t0), flush=True)
+            for i, m in enumerate(active, 1):
+                lm = loaded[m.name]
+                print('%s: %s: [%d/%d] %s=%d %s (%s)'
+                      % (TOOL, tree.name, i, len(active), _schemata.VAR,
+                         ids[m.name], m.name, lm['header']['subject']),
+                      flush=True)
+                t1 = time.monotonic()
+                e = schema_entry(lm, sha, ids[m.name])
+                rdir = os.path.join(results, runs, m.name)
+                os.makedirs(rdir, exist_ok=True)
+                for stale in ('summary.json', 'meta.json'):
+                    try:
+                        os.unlink(os.path.join(rdir, stale))
+                    except FileNotFoundError:
+                        pass
+                _rc, out = mutate.run_suite(
+                    rdir, args.timeout, args.jobs, tree,
+                    ['--no-build', '--kernel_args',
+                     '%s=%d' % (_schemata.VAR, ids[m.name])])
+                summary = mutate.read_summary(rdir)
+                if summary is None:
+                    raise ToolError('run_suite failed for %s: %s' % (
+                        m.name, (out.strip().splitlines() or ['?'])[-1]))
+                outcome, cases = mutate.outcome_of_run(summary, baseline)
+                e['status'] = mutate.final_status(outcome,
+                                                  e['equivalent_claimed'])
+                e['cases'] = cases
+                e['seconds'] = round(time.monotonic() - t1, 1)
+                entries.append(e)
+                print('%s:   %s %s  %.1fs' % (TOOL, m.name,
+                                              mutate.console_verdict(e),
+                                              e['seconds']), flush=True)
+                write(entries, baseline)
+        except (ToolError, KeyboardInterrupt):
+            if len(entries) > len(kept):
+                write(entries, baseline)
+            raise
+        finally:
+            mutate.restore(linux, files)
+    write(entries, baseline)
+    print('%s: %s: schema run of %d mutants took %.0fs' % (
+        TOOL, tree.name, len(active), time.monotonic() - t0), flush=True)
+    return entries, [m for m in todo if m.name in fallback]
 
 
 def prepare(tree):
@@ -1241,11 +1568,18 @@ def main(argv=None):
             ('stats', 'counts per function, operator and file'),
             ('write', 'the patches into DIR/TREE/'),
             ('sample', 'the names of the CI sample'),
-            ('run', 'run mutants through tools/mutate.py\'s runner')):
+            ('run', 'run mutants through tools/mutate.py\'s runner'),
+            ('agree', 'compare the outcomes of two reports')):
         p = sub.add_parser(name, help=helptext, description=helptext)
         add_tree_argument(p)
         cmds[name] = p
     cmds['write'].add_argument('dir', metavar='DIR')
+    cmds['agree'].add_argument('other', metavar='OTHER',
+                               help='the other results directory of a tree '
+                               '({tree} and {results} as for --results)')
+    cmds['agree'].add_argument('--results', default='{results}/{tree}',
+                               help='results directory of a tree (default '
+                               '{results}/{tree})')
     for name in ('sample', 'run'):
         cmds[name].add_argument('--seed', default=str(SAMPLE_SEED),
                                 help='the sample\'s seed (default %d)'
@@ -1270,6 +1604,13 @@ def main(argv=None):
                    'objects of the .c files that name the function or a '
                    'header inline/macro that calls it (header_dependents()'
                    '); the other objects would compile to the same code')
+    r.add_argument('--mode', choices=('schema', 'patch'), default='schema',
+                   help='schema (default): the mutants of .c files run in '
+                   'one kernel built with all of them (tools/_schemata.py), '
+                   'each selected at boot by gup_mutant=N; header mutants, '
+                   'and any whose function cannot be put in a schema, run '
+                   'from their patches; patch: every mutant is applied, '
+                   'built and run alone, as in make mutants')
     r.add_argument('--results', default='{results}/{tree}',
                    help='results directory of a tree (default '
                    '{results}/{tree}, i.e. results/TREE/)')
@@ -1285,7 +1626,9 @@ def main(argv=None):
             % args.results, 2)
     interrupt_on_sigterm()
     fn = {'list': cmd_list, 'stats': cmd_stats, 'write': cmd_write,
-          'sample': cmd_sample, 'run': cmd_run}[args.command]
+          'sample': cmd_sample, 'run': cmd_run,
+          'agree': cmd_agree}[args.command]
+    differ = 0
     passed = failed = skipped = 0
     for tree in trees:
         try:
@@ -1294,6 +1637,9 @@ def main(argv=None):
             mutants = generate(tree)
             eq = read_equivalents(tree, [m.name for m in mutants])
             got = fn(tree, mutants, eq, args)
+            if args.command == 'agree':
+                differ += got
+                got = None
         except ToolError as e:
             if args.command != 'run':
                 die(TOOL, str(e), e.status)
@@ -1313,7 +1659,7 @@ def main(argv=None):
     if args.command == 'run':
         print('%d passed, %d failed, %d skipped' % (passed, failed, skipped))
         return 1 if failed else 0
-    return 0
+    return 1 if differ else 0
 
 
 if __name__ == '__main__':

@@ -435,8 +435,8 @@ def restore_build(build_dir, snap):
     os.rename(snap, build_dir)
 
 
-def run_suite(results_dir, timeout, jobs, tree):
-    """tools/run_suite.py --no-prepare --tree TREE; return (rc,
+def run_suite(results_dir, timeout, jobs, tree, extra=()):
+    """tools/run_suite.py --no-prepare --tree TREE [EXTRA...]; return (rc,
     stdout+stderr text).
 
     The child shares the lock (GPK_LOCK_HELD). On Ctrl-C it is given the
@@ -447,6 +447,7 @@ def run_suite(results_dir, timeout, jobs, tree):
            '--results', results_dir, '--timeout', str(timeout)]
     if jobs:
         cmd.append('--jobs=%d' % jobs)
+    cmd += list(extra)
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True,
                             errors='backslashreplace')

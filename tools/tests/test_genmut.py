@@ -515,7 +515,7 @@ class Run(unittest.TestCase):
         args = types.SimpleNamespace(sample=False, names=[], resume=False,
                                      timeout=40, jobs=0, seed='19', count=20,
                                      results='{results}/{tree}',
-                                     header_rebuild='full')
+                                     header_rebuild='full', mode='patch')
         args.__dict__.update(kw)
         self.ran = []
         with contextlib.redirect_stdout(io.StringIO()):
@@ -573,6 +573,329 @@ class Run(unittest.TestCase):
     def test_no_match_is_an_error(self):
         with self.assertRaisesRegex(common.ToolError, 'no generated mutant'):
             self.run_cmd(names=['nothing*'])
+
+
+SCHEMA_PROGRAM = """\
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdbool.h>
+
+
+struct page { int refs; int flags; };
+
+static int grabs;
+
+static inline struct page *
+get(struct page *page, int refs)
+{
+	if (!page || refs < 1)
+		return NULL;
+	page->refs += refs;
+	return page;
+}
+
+void put(struct page *page, int refs)
+{
+	if (page->flags & 2)
+		return;
+	page->refs -= refs;
+	grabs++;
+}
+
+bool pinned(struct page *page, int bias)
+{
+	if (page->refs >= bias && page->flags != 4)
+		return true;
+	return page->refs + 1 > 2 * bias;
+}
+
+int main(int argc, char **argv)
+{
+	static const int flags[] = { 0, 2, 4 };
+	int f, r;
+
+	gup_mutant = argc > 1 ? atoi(argv[1]) : 0;
+	for (f = 0; f < 3; f++) {
+		for (r = -1; r < 4; r++) {
+			struct page p = { 3, flags[f] };
+			struct page *q = get(r < 0 ? NULL : &p, r);
+
+			if (q)
+				put(q, r);
+			printf("%d %d %d %d %d\\n", f, r, !!q, p.refs,
+			       pinned(&p, 3));
+		}
+	}
+	printf("%d\\n", grabs);
+	return 0;
+}
+"""
+
+
+@unittest.skipUnless(shutil.which('gcc'), 'gcc not installed')
+class Schemata(unittest.TestCase):
+    """tools/_schemata.py on a small C program, compiled and run: with
+    gup_mutant=N the schema behaves exactly as mutant N's own patch."""
+
+    FUNCS = ('get', 'put', 'pinned')
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='genmut-schema-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+        inc = os.path.join(self.tmp, 'linux')
+        os.makedirs(inc)
+        Path(inc, 'moduleparam.h').write_text(
+            '#define core_param(name, var, type, perm)\n')
+
+    def output(self, text, name, arg=None):
+        c = os.path.join(self.tmp, name + '.c')
+        exe = os.path.join(self.tmp, name)
+        Path(c).write_text(text)
+        subprocess.run(['gcc', '-w', '-I', self.tmp, '-o', exe, c],
+                       check=True)
+        proc = subprocess.run([exe] + ([str(arg)] if arg is not None
+                                       else []),
+                              stdout=subprocess.PIPE, text=True,
+                              timeout=10)
+        return proc.returncode, proc.stdout
+
+    def schema_of(self, text, ms):
+        ids = {m.name: i for i, m in enumerate(ms, 1)}
+        specs = []
+        for func in self.FUNCS:
+            first, last = common.source_extents(text, func)[0]
+            specs.append((func, first, last,
+                          [(ids[m.name], m.line, m.line + len(m.old) - 1,
+                            m.new) for m in ms if m.function == func]))
+        return gm._schemata.file_schema(text, specs, True), ids
+
+    def test_each_mutant_runs_as_its_own_patch(self):
+        text = SCHEMA_PROGRAM.replace('static int grabs;',
+                                      'static int grabs;\nint gup_mutant;')
+        ms = []
+        for func in self.FUNCS:
+            ms += mutants_of(text, func)
+        self.assertGreater(len(ms), 20)
+        (schema, spans), ids = self.schema_of(text, ms)
+        # the variable is defined by the preamble: drop the test's own
+        schema = schema.replace('int gup_mutant;\nstatic', 'static', 1)
+        plain = self.output(text, 'plain')
+        self.assertEqual(self.output(schema, 'schema', 0), plain)
+        lines = text.split('\n')
+        differ = 0
+        for m in ms:
+            mutated = lines[:m.line - 1] + m.new + \
+                lines[m.line - 1 + len(m.old):]
+            want = self.output('\n'.join(mutated), 'patch')
+            got = self.output(schema, 'schema', ids[m.name])
+            self.assertEqual(got, want, m.name)
+            differ += want != plain
+        self.assertGreater(differ, len(ms) // 2)
+        # every copy and dispatcher is a span; a line maps back to it
+        for name, ident in ids.items():
+            a = next(s for s in spans if s[3] == ident)
+            self.assertEqual(gm._schemata.span_of(spans, a[0] + 1),
+                             (a[2], ident))
+        self.assertIsNone(gm._schemata.span_of(spans, 1))
+
+    def test_signatures(self):
+        names = gm._schemata._params
+        self.assertEqual(names('int f(void)', 'f'), [])
+        self.assertEqual(names('int f(struct page **pages, unsigned long '
+                               'n, void (*fn)(int), int a[])', 'f'),
+                         ['pages', 'n', 'fn', 'a'])
+        with self.assertRaises(gm._schemata.SchemaError):
+            names('int f(const char *fmt, ...)', 'f')
+        self.assertTrue(gm._schemata._returns_void('static void\nf(int a)',
+                                                   'f'))
+        self.assertFalse(gm._schemata._returns_void('void *f(int a)', 'f'))
+        with self.assertRaisesRegex(gm._schemata.SchemaError, 'brace'):
+            gm._schemata.function_schema(['int f(int a) {', '}'], 'f', 1,
+                                         2, [])
+
+    def test_error_lines(self):
+        out = ('../linux/mm/gup.c:12:5: error: x\n'
+               '/w/linux/mm/gup.c:40:1: warning: y\n'
+               'mm/gup.c:7:3: note: in expansion of macro \u2018Z\u2019\n'
+               'mm/gup.c.orig:9:1: error: z\n'
+               'xmm/gup.c:8:1: error: z\n')
+        self.assertEqual(gm._schemata.error_lines(out, 'mm/gup.c'), [7, 12])
+
+
+class BuildSchema(unittest.TestCase):
+    """build_schema(): the compiler's errors drop a mutant only if its own
+    patch does not compile; one that compiles alone runs from its patch;
+    the tree is left with the schema of the rest."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='genmut-build-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+        os.makedirs(os.path.join(self.tmp, 'mm'))
+        Path(self.tmp, 'mm', 'x.c').write_text(FILE)
+        self.tree = types.SimpleNamespace(name='6.1', linux=self.tmp,
+                                          kunit_build=self.tmp)
+        self.ms = mutants_of(FILE, 'f')
+        self.ids = {m.name: i for i, m in enumerate(self.ms, 1)}
+        saved = gm.compile_objects
+        self.addCleanup(setattr, gm, 'compile_objects', saved)
+
+    def test_errors_drop_only_what_does_not_compile_alone(self):
+        broken = next(m for m in self.ms if m.op == 'del')   # stays broken
+        odd = next(m for m in self.ms if m.op == 'negate')   # schema only
+        calls = []
+
+        def fake_compile(tree, paths, jobs):
+            text = Path(self.tmp, 'mm', 'x.c').read_text()
+            calls.append(text)
+            alone = 'switch (gup_mutant)' not in text
+            if alone:
+                bad = '\n'.join(broken.new) in text and \
+                    broken.new != [] or \
+                    (broken.new == [] and '\n'.join(broken.old) not in text)
+                return (1, 'mm/x.c:3:1: error: e\n') if bad else (0, '')
+            lines = text.split('\n')
+            errs = []
+            for m in (broken, odd):
+                tag = 'f%s%d(' % (gm._schemata.SUFFIX, self.ids[m.name])
+                if any(tag in ln for ln in lines):
+                    n = next(i for i, ln in enumerate(lines, 1)
+                             if tag in ln and ln.startswith('static'))
+                    errs.append('mm/x.c:%d:2: error: e' % (n + 2))
+            return (1, '\n'.join(errs)) if errs else (0, '')
+        gm.compile_objects = fake_compile
+        active, nocompile, fallback = gm.build_schema(
+            self.tree, self.ms, self.ids, 2)
+        self.assertEqual(list(nocompile), [broken.name])
+        self.assertEqual(list(fallback), [odd.name])
+        self.assertEqual(len(active), len(self.ms) - 2)
+        text = Path(self.tmp, 'mm', 'x.c').read_text()
+        self.assertIn('switch (gup_mutant)', text)
+        self.assertNotIn('f%s%d(' % (gm._schemata.SUFFIX,
+                                     self.ids[odd.name]), text)
+
+    def test_an_error_outside_the_copies_is_a_tool_error(self):
+        gm.compile_objects = lambda *_a: (1, 'mm/x.c:1:1: error: e\n')
+        with self.assertRaisesRegex(common.ToolError, 'outside its copies'):
+            gm.build_schema(self.tree, self.ms, self.ids, 2)
+
+
+@unittest.skipUnless(shutil.which('git'), 'git not installed')
+class RunSchema(unittest.TestCase):
+    """cmd_run --mode schema with the compiler and the suite runner faked:
+    the baseline and each mutant run with their gup_mutant= and no build,
+    kill rules as in patch mode, header mutants from their patches, the
+    tree restored."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix='genmut-rs-')
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.linux = os.path.join(self.tmp, 'linux')
+        os.makedirs(os.path.join(self.linux, 'mm'))
+        Path(self.linux, 'mm', 'x.c').write_text(FILE)
+        fakes.git(self.linux, 'init', '-q')
+        fakes.git(self.linux, 'add', '.')
+        fakes.git(self.linux, '-c', 'user.name=t', '-c', 'user.email=t@t',
+                  'commit', '-qm', 'x')
+        self.tree = types.SimpleNamespace(
+            name='6.1', linux=self.linux, kunit_build=self.tmp,
+            expand=lambda p: p.replace('{results}', self.tmp)
+            .replace('{tree}', '6.1'))
+        self.ms = mutants_of(FILE, 'f')[:5]
+        hm = mutants_of(FILE, 'other', 'include/x.h')[0]
+        self.ms.append(hm)
+        self.calls = []
+        # build/.lock is the real one: a run of the tools may hold it
+        os.environ['GPK_LOCK_HELD'] = 'inherit'
+        self.addCleanup(os.environ.pop, 'GPK_LOCK_HELD')
+        saved = (mu.run_suite, mu.run_mutants, mu.tests_sha,
+                 gm.compile_objects)
+
+        def fake_suite(rdir, timeout, jobs, tree, extra=()):
+            self.calls.append(list(extra))
+            self.assertIn('switch (gup_mutant)',
+                          Path(self.linux, 'mm', 'x.c').read_text())
+            n = int(extra[-1].split('=')[1])
+            status = 'failed' if n % 2 else 'passed'
+            summary = {'suites': [{'name': 's', 'cases': [
+                {'name': 'c', 'status': status}]}]}
+            Path(rdir, 'summary.json').write_text(json.dumps(summary))
+            return 0, ''
+
+        def fake_patch_run(tree, loaded, results, timeout, jobs, runs, kept,
+                           write, tool):
+            es = list(kept)
+            for lm in loaded:
+                self.calls.append(['patch', lm['name']])
+                e = entry(lm['name'], 'killed', tests_sha256='sha')
+                e.update(lm['extra'])
+                es.append(e)
+            write(es, None)
+            return es
+        mu.run_suite = fake_suite
+        mu.run_mutants = fake_patch_run
+        mu.tests_sha = lambda _t: 'sha'
+        gm.compile_objects = lambda *_a: (0, '')
+        self.addCleanup(self.restore, saved)
+
+    @staticmethod
+    def restore(saved):
+        (mu.run_suite, mu.run_mutants, mu.tests_sha,
+         gm.compile_objects) = saved
+
+    def test_schema_run(self):
+        args = types.SimpleNamespace(sample=False, names=[], resume=False,
+                                     timeout=40, jobs=0, seed='19', count=20,
+                                     results='{results}/{tree}',
+                                     header_rebuild='full', mode='schema')
+        with contextlib.redirect_stdout(io.StringIO()):
+            got = gm.cmd_run(self.tree, self.ms, {}, args)
+        self.assertEqual(self.calls[0], ['--kernel_args', 'gup_mutant=0'])
+        self.assertEqual(self.calls[1:6],
+                         [['--no-build', '--kernel_args', 'gup_mutant=%d' % n]
+                          for n in range(1, 6)])
+        self.assertEqual(self.calls[6], ['patch', self.ms[5].name])
+        with open(os.path.join(self.tmp, '6.1',
+                               'mutants-generated.json')) as f:
+            rep = json.load(f)
+        st = {e['name']: (e['status'], e['mode']) for e in rep['mutants']}
+        self.assertEqual([st[m.name] for m in self.ms],
+                         [('killed', 'schema'), ('survived', 'schema'),
+                          ('killed', 'schema'), ('survived', 'schema'),
+                          ('killed', 'schema'), ('killed', 'patch')])
+        self.assertEqual(rep['modes'], {'patch': 1, 'schema': 5})
+        self.assertEqual(got, (4, 2, 0))
+        self.assertEqual(Path(self.linux, 'mm', 'x.c').read_text(), FILE)
+
+
+class Agree(unittest.TestCase):
+    """agree: the mutants that both reports ran on the same code, and
+    those whose outcome differs (survived and equivalent are one)."""
+
+    def test_agree(self):
+        ms = mutants_of(FILE, 'f')[:4]
+        tmp = tempfile.mkdtemp(prefix='genmut-agree-')
+        self.addCleanup(shutil.rmtree, tmp)
+        tree = types.SimpleNamespace(
+            name='6.1', expand=lambda p: p.replace('{results}', tmp)
+            .replace('{tree}', '6.1'))
+
+        def write(d, statuses):
+            os.makedirs(os.path.join(tmp, d), exist_ok=True)
+            es = [dict(entry(m.name, st), diff_sha256=m.diff_sha(),
+                       tree_head='h') for m, st in zip(ms, statuses)]
+            Path(tmp, d, 'mutants-generated.json').write_text(
+                json.dumps({'mutants': es}))
+        write('a', ['killed', 'survived', 'equivalent', 'nocompile'])
+        write('b', ['killed', 'equivalent', 'killed', 'killed'])
+        args = types.SimpleNamespace(results='{results}/a', other='{results}/b')
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            differ = gm.cmd_agree(tree, ms, {}, args)
+        self.assertEqual(differ, 1)
+        self.assertIn('%s: equivalent (patch) / killed (patch)' % ms[2].name,
+                      out.getvalue())
+        self.assertIn('3 mutants in both reports: 2 with the same outcome, '
+                      '1 differ', out.getvalue())
 
 
 class Cli(unittest.TestCase):
