@@ -88,6 +88,25 @@ static void try_grab_page_without_flags_changes_nothing(struct kunit *test)
 	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
 }
 
+/*
+ * Expected warning: WARN_ON_ONCE() of FOLL_GET and FOLL_PIN both set, a
+ * caller bug. The grab still goes ahead as FOLL_GET: one plain reference,
+ * no pin, no counter.
+ */
+static void try_grab_page_warns_when_get_and_pin_are_both_set(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+	struct gup_kunit_snap s;
+	bool got;
+
+	gup_kunit_snap(f->folio, &s);
+	got = try_grab_page(&f->folio->page, FOLL_GET | FOLL_PIN);
+	f->gets += got;
+	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
+	KUNIT_EXPECT_TRUE(test, got);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 1, 0, 0, 0);
+}
+
 /* Pinning the zero page succeeds without touching it or the counters. */
 static void try_grab_page_pin_zero_page_changes_nothing(struct kunit *test)
 {
@@ -234,6 +253,7 @@ static struct kunit_case gup_pin_grab_cases[] = {
 			 gup_kunit_large_order_gen_params),
 	KUNIT_CASE_PARAM(try_grab_page_without_flags_changes_nothing,
 			 gup_kunit_order_gen_params),
+	KUNIT_CASE(try_grab_page_warns_when_get_and_pin_are_both_set),
 	KUNIT_CASE(try_grab_page_pin_zero_page_changes_nothing),
 	KUNIT_CASE_PARAM(try_grab_page_refuses_zero_refcount,
 			 gup_kunit_order_gen_params),

@@ -49,24 +49,19 @@ static void pin_crossing_sign_bit_wraps_once(struct kunit *test)
 }
 
 /*
- * Expected warnings: one from the slow path's grab (refcount <= 0) for
- * each of FOLL_PIN and FOLL_GET, one from GUP-fast's (refcount < 0) for
- * each of FOLL_PIN and FOLL_GET. After the wrap, every grab is refused,
- * so there is never a second wrap, and a refused grab changes neither the
- * refcount nor the counters.
+ * Every grab of @f's page, by the slow path and by GUP-fast, with FOLL_PIN
+ * and with FOLL_GET, must be refused with one warning each and change
+ * neither the refcount nor the counters. A grab that is granted anyway is
+ * tracked, so that cleanup drops it.
  */
-static void grab_after_wrap_is_refused(struct kunit *test)
+static void gup_kunit_check_grabs_refused(struct kunit *test,
+					  struct gup_kunit_folio *f)
 {
-	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
 	struct page *page = &f->folio->page;
 	unsigned int flags[] = { FOLL_PIN, FOLL_GET };
 	struct gup_kunit_snap s;
 	int i;
 
-	gup_kunit_forge_ref(f, INT_MAX - (int)GUP_PIN_COUNTING_BIAS + 1);
-	KUNIT_ASSERT_TRUE(test, gup_kunit_try_grab_page(page, FOLL_PIN));
-	f->pins++;
-	KUNIT_ASSERT_LT(test, folio_ref_count(f->folio), 0);
 	gup_kunit_snap(f->folio, &s);
 	gup_kunit_warn_reset();
 	for (i = 0; i < ARRAY_SIZE(flags); i++) {
@@ -86,6 +81,40 @@ static void grab_after_wrap_is_refused(struct kunit *test)
 			flags[i] == FOLL_PIN ? f->pins++ : f->gets++;
 	}
 	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 0, 0, 0, 0);
+}
+
+/*
+ * Expected warnings: one from the slow path's grab (refcount <= 0) for
+ * each of FOLL_PIN and FOLL_GET, one from GUP-fast's (refcount < 0) for
+ * each of FOLL_PIN and FOLL_GET. After the wrap, every grab is refused,
+ * so there is never a second wrap, and a refused grab changes neither the
+ * refcount nor the counters.
+ */
+static void grab_after_wrap_is_refused(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+
+	gup_kunit_forge_ref(f, INT_MAX - (int)GUP_PIN_COUNTING_BIAS + 1);
+	KUNIT_ASSERT_TRUE(test, gup_kunit_try_grab_page(&f->folio->page,
+							FOLL_PIN));
+	f->pins++;
+	KUNIT_ASSERT_LT(test, folio_ref_count(f->folio), 0);
+	gup_kunit_check_grabs_refused(test, f);
+}
+
+/*
+ * Expected warnings: as above. A refcount of -1 is one put too many: the
+ * smallest negative refcount is refused as surely as a wrapped one, by
+ * GUP-fast's "refcount < 0" as well as by the slow path's "<= 0".
+ */
+static void grab_of_refcount_minus_one_is_refused(struct kunit *test)
+{
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 0);
+
+	folio_ref_sub(f->folio, 2);
+	KUNIT_EXPECT_EQ(test, folio_ref_count(f->folio), -1);
+	gup_kunit_check_grabs_refused(test, f);
+	folio_ref_add(f->folio, 2);
 }
 
 /*
@@ -109,6 +138,7 @@ static void unpin_user_pages_refuses_error_count(struct kunit *test)
 static struct kunit_case gup_pin_warn_cases[] = {
 	KUNIT_CASE(pin_crossing_sign_bit_wraps_once),
 	KUNIT_CASE(grab_after_wrap_is_refused),
+	KUNIT_CASE(grab_of_refcount_minus_one_is_refused),
 	KUNIT_CASE(unpin_user_pages_refuses_error_count),
 	{}
 };
