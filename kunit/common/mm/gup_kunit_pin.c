@@ -540,6 +540,44 @@ static void unpin_user_page_range_dirty_lock_spans_folios(struct kunit *test)
 	}
 }
 
+/*
+ * The same over order-0 folios, the pages of a split_page() allocation:
+ * each page of the range is a folio of its own and loses exactly its one
+ * pin, whatever make_dirty; the page after the range keeps its pin.
+ */
+static void unpin_user_page_range_dirty_lock_unpins_each_small_folio(struct kunit *test)
+{
+	const bool *make_dirty = test->param_value;
+	const int order = 2, n = 3;	/* pages 0..2 of 0..3 */
+	struct gup_kunit_snap s[4];
+	struct page *block;
+	int i;
+
+	block = alloc_pages(GFP_KERNEL, order);
+	KUNIT_ASSERT_NOT_NULL(test, block);
+	split_page(block, order);
+	for (i = 0; i < 1 << order; i++) {
+		gup_kunit_snap(page_folio(block + i), &s[i]);
+		if (!gup_kunit_try_grab_page(block + i, FOLL_PIN))
+			KUNIT_FAIL(test, "pin of page %d refused", i);
+	}
+	unpin_user_page_range_dirty_lock(block, n, *make_dirty);
+	for (i = 0; i < n; i++) {
+		GUP_KUNIT_EXPECT_FOLIO(test, page_folio(block + i), &s[i], 0, 0);
+		KUNIT_EXPECT_EQ(test, PageDirty(block + i), *make_dirty);
+	}
+	GUP_KUNIT_EXPECT_FOLIO(test, page_folio(block + n), &s[n],
+			       GUP_PIN_COUNTING_BIAS, 0);
+	KUNIT_EXPECT_FALSE(test, PageDirty(block + n));
+	unpin_user_page(block + n);
+	GUP_KUNIT_EXPECT_COUNTERS(test, &s[0], 1 << order, 1 << order);
+	for (i = 0; i < 1 << order; i++) {
+		ClearPageDirty(block + i);
+		if (page_ref_count(block + i) == 1)
+			__free_page(block + i);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Concurrency                                                         */
 /* ------------------------------------------------------------------ */
@@ -770,6 +808,8 @@ static struct kunit_case gup_pin_cases[] = {
 			 gup_kunit_dirty_gen_params),
 	KUNIT_CASE(unpin_user_pages_dirty_lock_dirties_every_folio),
 	KUNIT_CASE_PARAM(unpin_user_page_range_dirty_lock_spans_folios,
+			 gup_kunit_make_dirty_gen_params),
+	KUNIT_CASE_PARAM(unpin_user_page_range_dirty_lock_unpins_each_small_folio,
 			 gup_kunit_make_dirty_gen_params),
 	KUNIT_CASE_PARAM(pin_concurrent_threads_end_at_base,
 			 gup_kunit_order_gen_params),
