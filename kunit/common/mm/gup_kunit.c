@@ -634,15 +634,18 @@ static int gup_kunit_devmem_init(struct kunit_resource *kres, void *context)
 }
 
 /*
- * memunmap_pages() waits until every page handed out is free again, so a
- * page that a broken kernel leaked would hang the case forever: then
- * leak the pgmap instead, and say so.
+ * memunmap_pages() waits until every DEVICE_PRIVATE or COHERENT page
+ * handed out is free again, so such a page that a broken kernel leaked
+ * would hang the case forever: then leak the pgmap instead, and say so.
+ * The pages of other types hold no reference on their pgmap.
  */
 static void gup_kunit_devmem_release(struct kunit_resource *kres)
 {
 	struct gup_kunit_devmem *d = kres->data;
+	bool held = d->pgmap.type == MEMORY_DEVICE_PRIVATE ||
+		    d->pgmap.type == MEMORY_DEVICE_COHERENT;
 
-	if (atomic_read(&d->frees) != d->inits) {
+	if (held && atomic_read(&d->frees) != d->inits) {
 		pr_err("gup_kunit: leaking pgmap: %d pages handed out, %d freed\n",
 		       d->inits, atomic_read(&d->frees));
 		return;

@@ -112,6 +112,93 @@ static void devmap_private_anon_page_is_freed_not_exclusive(struct kunit *test)
 }
 
 /*
+ * Once an FS_DAX pgmap exists, every put of a ZONE_DEVICE page goes
+ * through the devmap-managed hook, which must leave the pages of other
+ * types to the normal put: the unpin of a DEVICE_PRIVATE page then still
+ * drops its pin's references, and its driver's final put frees it.
+ */
+static void devmap_private_unpin_beside_fsdax_drops_its_references(struct kunit *test)
+{
+	struct gup_kunit_devmem *dax = gup_kunit_devmem(test,
+							MEMORY_DEVICE_FS_DAX);
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_PRIVATE);
+	struct page *page = gup_kunit_devmem_page(d);
+	struct gup_kunit_snap s;
+
+	gup_kunit_snap(page_folio(page), &s);
+	KUNIT_ASSERT_TRUE(test, gup_kunit_try_grab_page(page, FOLL_PIN));
+	unpin_user_page(page);
+	GUP_KUNIT_EXPECT_DELTA(test, page_folio(page), &s, 0, 0, 1, 1);
+	put_page(page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&dax->frees), 0);
+}
+
+/*
+ * A MEMORY_DEVICE_GENERIC page is in use from the start (refcount 1). Its
+ * final put gives it back to its driver (->page_free(), once), clears its
+ * stale mapping, and resets its refcount to 1, ready to be handed out
+ * again; only DEVICE_PRIVATE and COHERENT pages rest at 0.
+ */
+static void devmap_generic_page_is_freed_back_to_refcount_one(struct kunit *test)
+{
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_GENERIC);
+	struct page *page = gup_kunit_devmem_page(d);
+
+	KUNIT_ASSERT_EQ(test, page_ref_count(page), 1);
+	page->mapping = (void *)PAGE_MAPPING_MOVABLE;
+	put_page(page);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 1);
+	KUNIT_EXPECT_NULL(test, page->mapping);
+}
+
+static const struct dev_pagemap_ops gup_kunit_ops_without_page_free = {};
+
+struct gup_kunit_bad_ops_case {
+	const char *name;
+	const struct dev_pagemap_ops *ops;
+};
+
+static const struct gup_kunit_bad_ops_case gup_kunit_bad_ops_cases[] = {
+	{ "no ops", NULL },
+	{ "ops without page_free", &gup_kunit_ops_without_page_free },
+};
+
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_bad_ops, gup_kunit_bad_ops_cases,
+			    struct gup_kunit_bad_ops_case);
+
+/*
+ * Expected warning: WARN_ON_ONCE() of a pgmap without ->page_free() in the
+ * free of a ZONE_DEVICE page. Its final put must not call a callback that
+ * is not there: it warns and leaves the page alone, at refcount 0, its
+ * mapping kept. The case then gives the page its refcount back.
+ */
+static void devmap_free_without_page_free_warns_and_stops(struct kunit *test)
+{
+	const struct gup_kunit_bad_ops_case *c = test->param_value;
+	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
+						      MEMORY_DEVICE_GENERIC);
+	const struct dev_pagemap_ops *ops = d->pgmap.ops;
+	struct page *page = gup_kunit_devmem_page(d);
+	void *mapping = (void *)PAGE_MAPPING_MOVABLE;
+
+	KUNIT_ASSERT_EQ(test, page_ref_count(page), 1);
+	page->mapping = mapping;
+	d->pgmap.ops = c->ops;
+	put_page(page);
+	d->pgmap.ops = ops;
+	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
+	KUNIT_EXPECT_EQ(test, page_ref_count(page), 0);
+	KUNIT_EXPECT_PTR_EQ(test, (void *)page->mapping, mapping);
+	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 0);
+	page->mapping = NULL;
+	set_page_count(page, 1);
+}
+
+/*
  * Device-coherent memory must always allow eviction, so it may never be
  * pinned long-term; GUP-fast refuses FOLL_LONGTERM for it.
  */
@@ -138,6 +225,10 @@ static struct kunit_case gup_pin_devmap_cases[] = {
 	KUNIT_CASE(devmap_fsdax_unpin_to_idle_wakes_waiter),
 	KUNIT_CASE(devmap_private_page_free_runs_once_at_final_put),
 	KUNIT_CASE(devmap_private_anon_page_is_freed_not_exclusive),
+	KUNIT_CASE(devmap_private_unpin_beside_fsdax_drops_its_references),
+	KUNIT_CASE(devmap_generic_page_is_freed_back_to_refcount_one),
+	KUNIT_CASE_PARAM(devmap_free_without_page_free_warns_and_stops,
+			 gup_kunit_bad_ops_gen_params),
 	KUNIT_CASE(device_coherent_page_is_not_longterm_pinnable),
 	{}
 };
