@@ -253,12 +253,63 @@ static void writeback_of_pinned_page_writes_what_it_holds(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, gup_kunit_dma_read_back(test, &d), 'B');
 }
 
+/*
+ * A long-term pin (RDMA registering a file mapping) of page-cache pages
+ * in ZONE_MOVABLE migrates them first, as for anonymous memory: the pins
+ * hold copies outside ZONE_MOVABLE, with the file's data, which the file
+ * now caches, and each isolated folio was counted in NR_ISOLATED_FILE and
+ * given back. Read-only, which 6.12 allows for any file.
+ */
+static void pin_user_pages_longterm_migrates_file_pages(struct kunit *test)
+{
+	const long npages = 16;
+	struct file *file = gup_kunit_ext4_file(test, npages, NULL);
+	struct gup_kunit_pins *p = gup_kunit_pins(test, npages);
+	struct page *before[16];
+	long i, ret, isolated, movable = 0;
+	unsigned long addr;
+
+	for (i = 0; i < npages; i++) {
+		before[i] = find_get_page(file->f_mapping, i);
+		KUNIT_ASSERT_NOT_NULL(test, before[i]);
+		movable += page_zonenum(before[i]) == ZONE_MOVABLE;
+		put_page(before[i]);
+	}
+	if (!movable)
+		kunit_skip(test, "no page of the file in ZONE_MOVABLE (movablecore=)");
+	addr = gup_kunit_vm_mmap(test, file, npages * PAGE_SIZE, PROT_READ,
+				 MAP_SHARED);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
+			       (long)addr);
+	isolated = gup_kunit_node_stat(NR_ISOLATED_FILE);
+	ret = gup_kunit_pin_path(false, addr, npages, FOLL_LONGTERM, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, npages);
+	KUNIT_EXPECT_EQ(test, gup_kunit_node_stat(NR_ISOLATED_FILE), isolated);
+	for (i = 0; i < npages; i++) {
+		struct page *cached = find_get_page(file->f_mapping, i);
+		char *kaddr = kmap_local_page(p->pages[i]);
+		char first = kaddr[0], last = kaddr[PAGE_SIZE - 1];
+
+		kunmap_local(kaddr);
+		KUNIT_EXPECT_NE_MSG(test, page_zonenum(p->pages[i]), ZONE_MOVABLE,
+				    "page %ld", i);
+		KUNIT_EXPECT_PTR_EQ_MSG(test, cached, p->pages[i], "page %ld", i);
+		KUNIT_EXPECT_EQ_MSG(test, first, 'A', "page %ld", i);
+		KUNIT_EXPECT_EQ_MSG(test, last, 'A', "page %ld", i);
+		if (cached)
+			put_page(cached);
+	}
+	gup_kunit_unpin(p);
+}
+
 static struct kunit_case gup_pin_ext4_dma_cases[] = {
 	KUNIT_CASE(get_user_pages_loses_dma_once_reclaim_strips_buffers),
 	KUNIT_CASE(pin_user_pages_keeps_dma_across_reclaim),
 	KUNIT_CASE_PARAM(punch_hole_drops_taken_page_and_later_dma,
 			 gup_kunit_foll_get_gen_params),
 	KUNIT_CASE(writeback_of_pinned_page_writes_what_it_holds),
+	KUNIT_CASE(pin_user_pages_longterm_migrates_file_pages),
 	{}
 };
 
