@@ -38,7 +38,7 @@ PREAMBLE_DEFINE = (
     'int %(var)s;\n'
     'core_param(%(var)s, %(var)s, int, 0444);\n')
 PREAMBLE_EXTERN = (
-    '/* gup-pin-kunit mutant schema: see the file that defines %(var)s */\n'
+    '/* gup-pin-kunit mutant schema: the mutant the kernel runs */\n'
     'extern int %(var)s;\n')
 
 STRIP_RE = re.compile(r'\b(?:static|extern)\s+')
@@ -185,14 +185,15 @@ def function_schema(lines, func, first, last, mutants):
 
 def file_schema(text, functions, define):
     """The schema of a file: text with each function of functions
-    [(func, first, last, mutants)] replaced by its function_schema() and
-    the preamble put first (define: this file defines gup_mutant, else
-    declares it). Return (new text, spans), spans [(first, last, func,
-    id)] in lines of the new text (1-based, inclusive)."""
+    [(func, first, last, mutants)] replaced by its function_schema(),
+    right after a preamble that declares gup_mutant (define: the first
+    one of this file defines it). The preamble goes before each function,
+    not at the top: a header's functions may sit in #ifdef blocks of their
+    own, inside its include guard. Return (new text, spans), spans
+    [(first, last, func, id)] in lines of the new text (1-based,
+    inclusive)."""
     lines = text.split('\n')
-    pre = ((PREAMBLE_DEFINE if define else PREAMBLE_EXTERN)
-           % {'var': VAR}).rstrip('\n').split('\n')
-    out = list(pre)
+    out = []
     spans = []
     pos = 1
     for func, first, last, mutants in sorted(functions,
@@ -201,6 +202,9 @@ def file_schema(text, functions, define):
         if a < pos:
             raise SchemaError('%s: overlaps the function before it' % func)
         out += lines[pos - 1:a - 1]
+        out += ((PREAMBLE_DEFINE if define else PREAMBLE_EXTERN)
+                % {'var': VAR}).rstrip('\n').split('\n')
+        define = False
         chunk, sp = function_schema(lines, func, first, last, mutants)
         base = len(out) + 1
         spans += [(base + s, base + e, func, ident) for s, e, ident in sp]

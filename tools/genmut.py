@@ -1272,12 +1272,17 @@ def cmd_run(tree, mutants, eq, args):
                                          sum(m.header for m in todo),
                                          len(keep)), flush=True)
     if args.mode == 'schema':
-        in_schema = [m for m in todo if not m.header]
+        # A header mutant joins the schema only when its rebuild is
+        # targeted: otherwise the schema would rebuild every includer.
+        in_schema = [m for m in todo if not m.header or
+                     args.header_rebuild == 'targeted']
         by_name = {lm['name']: lm for lm in loaded}
         keep, back = run_schemata(tree, in_schema, by_name, results, args,
                                   name, keep, write) if in_schema else \
             (keep, [])
-        patch_names = set(m.name for m in todo if m.header) | \
+        schema_names = set(m.name for m in in_schema)
+        patch_names = set(m.name for m in todo
+                          if m.name not in schema_names) | \
             set(m.name for m in back)
         loaded = [lm for lm in loaded if lm['name'] in patch_names]
     entries = mutate.run_mutants(tree, loaded, results, args.timeout,
@@ -1296,6 +1301,9 @@ def cmd_run(tree, mutants, eq, args):
 # --------------------------------------------------------------------------
 
 SCHEMA_BASELINE = '_schema_baseline'
+# Where gup_mutant is defined when no .c file of the pin core has mutants
+# in a schema: a file that every tree builds into the kernel.
+DEFINE_FILE = 'mm/gup.c'
 SCHEMA_ATTEMPTS = 8
 
 
@@ -1327,7 +1335,9 @@ def schema_texts(tree, originals, active, ids):
             m.function, []).append(m)
     out, refused = {}, {}
     define = True
-    for path, funcs in by_file.items():
+    # .c files first: one of them defines gup_mutant, never a header
+    for path, funcs in sorted(by_file.items(),
+                              key=lambda kv: kv[0].endswith('.h')):
         src = originals[path]
         specs = []
         for func, ms in funcs.items():
@@ -1337,7 +1347,8 @@ def schema_texts(tree, originals, active, ids):
                             m.new) for m in ms]))
         while True:
             try:
-                out[path] = _schemata.file_schema(src, specs, define)
+                out[path] = _schemata.file_schema(
+                    src, specs, define and path.endswith('.c'))
                 break
             except _schemata.SchemaError as e:
                 func = str(e).split(':')[0]
@@ -1349,18 +1360,27 @@ def schema_texts(tree, originals, active, ids):
                 specs = [s for s in specs if s[0] != func]
                 if not specs:
                     break
-        if path in out:
+        if path in out and path.endswith('.c'):
             define = False
+    if out and define:
+        # Only headers: the definition goes to the top of DEFINE_FILE.
+        pre = _schemata.PREAMBLE_DEFINE % {'var': _schemata.VAR}
+        out[DEFINE_FILE] = (pre + originals[DEFINE_FILE], [])
     return out, refused
 
 
-def build_schema(tree, todo, ids, jobs):
+def build_schema(tree, todo, ids, jobs, touch=(), mtimes=None):
     """Write the schema of the mutants todo into the tree and compile its
     objects, dropping what does not compile. Return (active mutants,
     {name: nocompile detail}, {name: why it runs from its patch}). The
     tree is left with the schema written (restore with
-    mutate.restore())."""
-    paths = list(dict.fromkeys(m.file for m in todo))
+    mutate.restore()).
+
+    A header in the schema (--header-rebuild targeted) gets its old mtime
+    (mtimes[path]) back after each write, and the .c files of touch a new
+    one, so that kbuild rebuilds their objects only; they are compiled
+    with the schema's .c files."""
+    paths = list(dict.fromkeys([m.file for m in todo] + [DEFINE_FILE]))
     originals = {p: read_source(tree, p) for p in paths}
     active = list(todo)
     nocompile, fallback = {}, {}
@@ -1371,13 +1391,22 @@ def build_schema(tree, todo, ids, jobs):
             with open(os.path.join(tree.linux, p), 'w',
                       encoding='utf-8', errors='surrogateescape') as f:
                 f.write(text)
+            if p.endswith('.h'):
+                os.utime(os.path.join(tree.linux, p), ns=mtimes[p])
+        now = time.time_ns()
+        for p in touch:
+            os.utime(os.path.join(tree.linux, p), ns=(now, now))
+
+    def objects(texts):
+        return list(dict.fromkeys([p for p in texts if p.endswith('.c')] +
+                                  list(touch)))
 
     for _attempt in range(SCHEMA_ATTEMPTS):
         texts, refused = schema_texts(tree, originals, active, ids)
         fallback.update(refused)
         active = [m for m in active if m.name not in refused]
         write_files(texts)
-        rc, out = compile_objects(tree, list(texts), jobs)
+        rc, out = compile_objects(tree, objects(texts), jobs)
         if rc == 0:
             return active, nocompile, fallback
         bad, funcs = set(), set()
@@ -1407,13 +1436,10 @@ def build_schema(tree, todo, ids, jobs):
                 continue
             lines = originals[m.file].split('\n')
             lines[m.line - 1:m.line - 1 + len(m.old)] = list(m.new)
-            with open(os.path.join(tree.linux, m.file), 'w',
-                      encoding='utf-8', errors='surrogateescape') as f:
-                f.write('\n'.join(lines))
-            rc1, out1 = compile_objects(tree, [m.file], jobs)
-            with open(os.path.join(tree.linux, m.file), 'w',
-                      encoding='utf-8', errors='surrogateescape') as f:
-                f.write(originals[m.file])
+            write_files({m.file: ('\n'.join(lines), [])})
+            rc1, out1 = compile_objects(
+                tree, list(touch) if m.header else [m.file], jobs)
+            write_files({})
             if rc1:
                 nocompile[m.name] = 'kernel build failed: ' + \
                     first_error(out1)
@@ -1457,14 +1483,26 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
     linux = tree.linux
     ids = {m.name: i for i, m in enumerate(todo, 1)}
     sha = mutate.tests_sha(tree)
-    files = [(p, 'modify') for p in dict.fromkeys(m.file for m in todo)]
+    files = [(p, 'modify') for p in dict.fromkeys(
+        [m.file for m in todo] + [DEFINE_FILE])]
+    headers = [(p, k) for p, k in files if p.endswith('.h')]
+    touch = sorted(set(p for m in todo if m.header
+                       for p in loaded[m.name].get('touch') or []))
     baseline = None
+    snap = None
     t0 = time.monotonic()
     with mutate.BuildLock(TOOL):
         mutate.require_clean(linux)
+        # As mutate.run_one() for a header mutant: old mtimes back at the
+        # end, and the build directory as it was (a copy).
+        mtimes = mutate.save_mtimes(
+            linux, headers + [(p, 'modify') for p in touch]) \
+            if headers else {}
         try:
-            active, nocompile, fallback = build_schema(tree, todo, ids,
-                                                       args.jobs)
+            if headers:
+                snap = mutate.snapshot_build(tree.kunit_build)
+            active, nocompile, fallback = build_schema(
+                tree, todo, ids, args.jobs, touch, mtimes)
             for m in todo:
                 if m.name in nocompile:
                     e = schema_entry(loaded[m.name], sha, ids[m.name])
@@ -1541,6 +1579,8 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
             raise
         finally:
             mutate.restore(linux, files)
+            mutate.restore_mtimes(linux, mtimes)
+            mutate.restore_build(tree.kunit_build, snap)
     write(entries, baseline)
     print('%s: %s: schema run of %d mutants took %.0fs' % (
         TOOL, tree.name, len(active), time.monotonic() - t0), flush=True)

@@ -677,8 +677,6 @@ class Schemata(unittest.TestCase):
             ms += mutants_of(text, func)
         self.assertGreater(len(ms), 20)
         (schema, spans), ids = self.schema_of(text, ms)
-        # the variable is defined by the preamble: drop the test's own
-        schema = schema.replace('int gup_mutant;\nstatic', 'static', 1)
         plain = self.output(text, 'plain')
         self.assertEqual(self.output(schema, 'schema', 0), plain)
         lines = text.split('\n')
@@ -736,8 +734,10 @@ class BuildSchema(unittest.TestCase):
                                           kunit_build=self.tmp)
         self.ms = mutants_of(FILE, 'f')
         self.ids = {m.name: i for i, m in enumerate(self.ms, 1)}
-        saved = gm.compile_objects
-        self.addCleanup(setattr, gm, 'compile_objects', saved)
+        self.addCleanup(setattr, gm, 'compile_objects', gm.compile_objects)
+        self.addCleanup(setattr, gm, 'DEFINE_FILE', gm.DEFINE_FILE)
+        gm.DEFINE_FILE = 'mm/x.c'
+
 
     def test_errors_drop_only_what_does_not_compile_alone(self):
         broken = next(m for m in self.ms if m.op == 'del')   # stays broken
@@ -791,11 +791,16 @@ class RunSchema(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp)
         self.linux = os.path.join(self.tmp, 'linux')
         os.makedirs(os.path.join(self.linux, 'mm'))
+        os.makedirs(os.path.join(self.linux, 'include'))
         Path(self.linux, 'mm', 'x.c').write_text(FILE)
+        Path(self.linux, 'include', 'x.h').write_text(FILE)
+        os.utime(os.path.join(self.linux, 'include', 'x.h'), (1000, 1000))
         fakes.git(self.linux, 'init', '-q')
         fakes.git(self.linux, 'add', '.')
         fakes.git(self.linux, '-c', 'user.name=t', '-c', 'user.email=t@t',
                   'commit', '-qm', 'x')
+        self.addCleanup(setattr, gm, 'DEFINE_FILE', gm.DEFINE_FILE)
+        gm.DEFINE_FILE = 'mm/x.c'
         self.tree = types.SimpleNamespace(
             name='6.1', linux=self.linux, kunit_build=self.tmp,
             expand=lambda p: p.replace('{results}', self.tmp)
@@ -808,12 +813,18 @@ class RunSchema(unittest.TestCase):
         os.environ['GPK_LOCK_HELD'] = 'inherit'
         self.addCleanup(os.environ.pop, 'GPK_LOCK_HELD')
         saved = (mu.run_suite, mu.run_mutants, mu.tests_sha,
-                 gm.compile_objects)
+                 gm.compile_objects, gm.header_dependents,
+                 mu.snapshot_build, mu.restore_build)
+        self.snaps = []
 
         def fake_suite(rdir, timeout, jobs, tree, extra=()):
             self.calls.append(list(extra))
-            self.assertIn('switch (gup_mutant)',
+            self.assertIn('int gup_mutant;',
                           Path(self.linux, 'mm', 'x.c').read_text())
+            if self.targeted:
+                h = os.path.join(self.linux, 'include', 'x.h')
+                self.assertIn('switch (gup_mutant)', Path(h).read_text())
+                self.assertEqual(os.stat(h).st_mtime, 1000)
             n = int(extra[-1].split('=')[1])
             status = 'failed' if n % 2 else 'passed'
             summary = {'suites': [{'name': 's', 'cases': [
@@ -835,18 +846,60 @@ class RunSchema(unittest.TestCase):
         mu.run_mutants = fake_patch_run
         mu.tests_sha = lambda _t: 'sha'
         gm.compile_objects = lambda *_a: (0, '')
+        gm.header_dependents = lambda *_a: (['mm/x.c'], ['other'])
+        mu.snapshot_build = lambda b: self.snaps.append('snap') or 'copy'
+        mu.restore_build = lambda b, c: self.snaps.append(c)
+        self.targeted = False
         self.addCleanup(self.restore, saved)
 
     @staticmethod
     def restore(saved):
         (mu.run_suite, mu.run_mutants, mu.tests_sha,
-         gm.compile_objects) = saved
+         gm.compile_objects, gm.header_dependents,
+         mu.snapshot_build, mu.restore_build) = saved
 
-    def test_schema_run(self):
+    def args(self, **kw):
         args = types.SimpleNamespace(sample=False, names=[], resume=False,
                                      timeout=40, jobs=0, seed='19', count=20,
                                      results='{results}/{tree}',
                                      header_rebuild='full', mode='schema')
+        args.__dict__.update(kw)
+        return args
+
+    def test_targeted_headers_join_the_schema(self):
+        self.targeted = True
+        with contextlib.redirect_stdout(io.StringIO()):
+            got = gm.cmd_run(self.tree, self.ms, {},
+                             self.args(header_rebuild='targeted'))
+        self.assertEqual(self.calls[0], ['--kernel_args', 'gup_mutant=0'])
+        self.assertEqual(len(self.calls), 7)
+        self.assertEqual(self.calls[6][-1], 'gup_mutant=6')
+        self.assertEqual(self.snaps, ['snap', 'copy'])
+        self.assertEqual(got, (3, 3, 0))   # gup_mutant=6 passes: survived
+        h = os.path.join(self.linux, 'include', 'x.h')
+        self.assertEqual(Path(h).read_text(), FILE)
+        self.assertEqual(os.stat(h).st_mtime, 1000)
+
+    def test_headers_alone_define_the_variable_in_a_c_file(self):
+        self.targeted = True
+        texts = {}
+
+        def fake_compile(tree, paths, jobs):
+            for p in ('mm/x.c', 'include/x.h'):
+                texts[p] = Path(self.linux, p).read_text()
+            return 0, ''
+        gm.compile_objects = fake_compile
+        with contextlib.redirect_stdout(io.StringIO()):
+            gm.cmd_run(self.tree, self.ms[5:], {},
+                       self.args(header_rebuild='targeted'))
+        self.assertIn('\nint gup_mutant;', texts['mm/x.c'])
+        self.assertNotIn('switch', texts['mm/x.c'])
+        self.assertIn('extern int gup_mutant;', texts['include/x.h'])
+        self.assertNotIn('\nint gup_mutant;', texts['include/x.h'])
+        self.assertEqual(Path(self.linux, 'mm', 'x.c').read_text(), FILE)
+
+    def test_schema_run(self):
+        args = self.args()
         with contextlib.redirect_stdout(io.StringIO()):
             got = gm.cmd_run(self.tree, self.ms, {}, args)
         self.assertEqual(self.calls[0], ['--kernel_args', 'gup_mutant=0'])
