@@ -301,6 +301,8 @@ static void pin_user_pages_longterm_migrates_file_pages(struct kunit *test)
 			put_page(cached);
 	}
 	gup_kunit_unpin(p);
+	/* Not left to the thread's exit: the file's release waits for it. */
+	KUNIT_EXPECT_EQ(test, vm_munmap(addr, npages * PAGE_SIZE), 0);
 }
 
 static struct kunit_case gup_pin_ext4_dma_cases[] = {
