@@ -1491,6 +1491,10 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
     baseline = None
     snap = None
     t0 = time.monotonic()
+    if not os.path.isfile(os.path.join(tree.kunit_build, '.config')):
+        raise ToolError('%s: no kernel configured in %s to build a schema '
+                        'in; run make test TREE=%s first'
+                        % (tree.name, display(tree.kunit_build), tree.name))
     with mutate.BuildLock(TOOL):
         mutate.require_clean(linux)
         # As mutate.run_one() for a header mutant: old mtimes back at the

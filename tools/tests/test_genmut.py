@@ -801,6 +801,7 @@ class RunSchema(unittest.TestCase):
                   'commit', '-qm', 'x')
         self.addCleanup(setattr, gm, 'DEFINE_FILE', gm.DEFINE_FILE)
         gm.DEFINE_FILE = 'mm/x.c'
+        Path(self.tmp, '.config').write_text('CONFIG_X=y\n')
         self.tree = types.SimpleNamespace(
             name='6.1', linux=self.linux, kunit_build=self.tmp,
             expand=lambda p: p.replace('{results}', self.tmp)
@@ -897,6 +898,13 @@ class RunSchema(unittest.TestCase):
         self.assertIn('extern int gup_mutant;', texts['include/x.h'])
         self.assertNotIn('\nint gup_mutant;', texts['include/x.h'])
         self.assertEqual(Path(self.linux, 'mm', 'x.c').read_text(), FILE)
+
+    def test_no_configured_build_is_one_error(self):
+        os.unlink(os.path.join(self.tmp, '.config'))
+        with self.assertRaisesRegex(common.ToolError, 'run make test'):
+            with contextlib.redirect_stdout(io.StringIO()):
+                gm.cmd_run(self.tree, self.ms[:2], {}, self.args())
+        self.assertEqual(self.calls, [])
 
     def test_schema_run(self):
         args = self.args()
