@@ -1521,12 +1521,7 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
                      ', '.join(p for p, _ in files),
                      time.monotonic() - t0, _schemata.VAR), flush=True)
             rdir = os.path.join(results, runs, SCHEMA_BASELINE)
-            os.makedirs(rdir, exist_ok=True)
-            for stale in ('summary.json', 'meta.json'):
-                try:
-                    os.unlink(os.path.join(rdir, stale))
-                except FileNotFoundError:
-                    pass
+            mutate.fresh_run_dir(rdir)
             _rc, out = mutate.run_suite(
                 rdir, args.timeout, args.jobs, tree,
                 ['--kernel_args', '%s=0' % _schemata.VAR])
@@ -1553,12 +1548,7 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
                 t1 = time.monotonic()
                 e = schema_entry(lm, sha, ids[m.name])
                 rdir = os.path.join(results, runs, m.name)
-                os.makedirs(rdir, exist_ok=True)
-                for stale in ('summary.json', 'meta.json'):
-                    try:
-                        os.unlink(os.path.join(rdir, stale))
-                    except FileNotFoundError:
-                        pass
+                mutate.fresh_run_dir(rdir)
                 _rc, out = mutate.run_suite(
                     rdir, args.timeout, args.jobs, tree,
                     ['--no-build', '--kernel_args',

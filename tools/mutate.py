@@ -464,6 +464,18 @@ def run_suite(results_dir, timeout, jobs, tree, extra=()):
     return proc.returncode, out
 
 
+def fresh_run_dir(rdir):
+    """Make the results directory of one suite run, without the
+    summary.json and meta.json of an earlier run in it (a run that dies
+    must not be read as that one)."""
+    os.makedirs(rdir, exist_ok=True)
+    for stale in ('summary.json', 'meta.json'):
+        try:
+            os.unlink(os.path.join(rdir, stale))
+        except FileNotFoundError:
+            pass
+
+
 def read_summary(results_dir):
     try:
         with open(os.path.join(results_dir, 'summary.json')) as f:
@@ -488,11 +500,7 @@ def run_baseline(tree, results, timeout, jobs, runs='mutants'):
     """Build and run the unmutated tree; return its Baseline. Its run
     goes to RESULTS/<runs>/_baseline/."""
     rdir = os.path.join(results, runs, '_baseline')
-    os.makedirs(rdir, exist_ok=True)
-    try:
-        os.unlink(os.path.join(rdir, 'summary.json'))
-    except FileNotFoundError:
-        pass
+    fresh_run_dir(rdir)
     require_clean(tree.linux)
     _rc, out = run_suite(rdir, timeout, jobs, tree)
     summary = read_summary(rdir)
@@ -555,12 +563,7 @@ def run_one(m, tree, results, timeout, jobs, baseline=None, runs='mutants'):
             entry['rebuilt_only'] = touch
         if header:
             snap = snapshot_build(build)
-        os.makedirs(rdir, exist_ok=True)
-        for stale in ('summary.json', 'meta.json'):
-            try:
-                os.unlink(os.path.join(rdir, stale))
-            except FileNotFoundError:
-                pass
+        fresh_run_dir(rdir)
         _rc, out = run_suite(rdir, timeout, jobs, tree)
     finally:
         restore(linux, m['files'])
