@@ -117,6 +117,42 @@ static void folio_add_pin_warns_below_one_pins_references(struct kunit *test)
 	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 1 - c->refs, 0, 1, 1);
 }
 
+/*
+ * On a large folio, folio_add_pin() WARNs when the folio has no pin yet
+ * (_pincount below 1): one pin already is silent, none WARNs. The pin is
+ * added, counted exactly, in both rows and released.
+ */
+struct gup_kunit_add_pin_large_case {
+	const char *name;
+	int pins;
+	int warnings;
+};
+
+static const struct gup_kunit_add_pin_large_case gup_kunit_add_pin_large_cases[] = {
+	{ "large folio pinned once", 1, 0 },
+	{ "large folio without a pin", 0, 1 },
+};
+
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_add_pin_large,
+			    gup_kunit_add_pin_large_cases,
+			    struct gup_kunit_add_pin_large_case);
+
+static void folio_add_pin_warns_on_large_folio_without_pin(struct kunit *test)
+{
+	const struct gup_kunit_add_pin_large_case *c = test->param_value;
+	struct gup_kunit_folio *f = gup_kunit_alloc(test, 2);
+	struct gup_kunit_snap s;
+
+	if (c->pins)
+		gup_kunit_pin_folio(test, f, c->pins);
+	gup_kunit_snap(f->folio, &s);
+
+	folio_add_pin(f->folio);
+	f->pins++;
+	GUP_KUNIT_EXPECT_WARNINGS(test, c->warnings);
+	GUP_KUNIT_EXPECT_DELTA(test, f->folio, &s, 1, 1, 1, 0);
+}
+
 /* ------------------------------------------------------------------ */
 /* unpin_folio() and unpin_user_folio()                                */
 /* ------------------------------------------------------------------ */
@@ -304,6 +340,26 @@ static void unpin_folios_skips_null_entries(struct kunit *test)
 	gup_kunit_check_unpin_folios(test, a, b, folios, ARRAY_SIZE(folios));
 }
 
+/*
+ * The count bounds the last run of duplicates: unpin_folios() of the
+ * first of two entries that name the same folio releases one pin, though
+ * the entry after the count names that folio too.
+ */
+static void unpin_folios_stops_at_its_count(struct kunit *test)
+{
+	struct gup_kunit_folio *a = gup_kunit_alloc(test, 0);
+	struct folio *folios[] = { a->folio, a->folio };
+	struct gup_kunit_snap s;
+
+	gup_kunit_pin_folio(test, a, 2);
+	gup_kunit_snap(a->folio, &s);
+	unpin_folios(folios, 1);
+	a->pins--;
+	GUP_KUNIT_EXPECT_DELTA(test, a->folio, &s,
+			       -gup_kunit_pin_refs(a->folio, 1), 0, 0, 1);
+	KUNIT_EXPECT_TRUE(test, folio_maybe_dma_pinned(a->folio));
+}
+
 /* An empty array releases nothing. */
 static void unpin_folios_of_no_folios_changes_nothing(struct kunit *test)
 {
@@ -339,6 +395,8 @@ static struct kunit_case gup_pin_folio_cases[] = {
 	KUNIT_CASE(folio_add_pin_of_zero_folio_changes_nothing),
 	KUNIT_CASE_PARAM(folio_add_pin_warns_below_one_pins_references,
 			 gup_kunit_add_pin_gen_params),
+	KUNIT_CASE_PARAM(folio_add_pin_warns_on_large_folio_without_pin,
+			 gup_kunit_add_pin_large_gen_params),
 	KUNIT_CASE_PARAM(unpin_folio_releases_one_pin,
 			 gup_kunit_order_gen_params),
 	KUNIT_CASE_PARAM(unpin_user_folio_releases_npages_pins,
@@ -347,6 +405,7 @@ static struct kunit_case gup_pin_folio_cases[] = {
 	KUNIT_CASE(unpin_folios_puts_consecutive_duplicates_once),
 #endif
 	KUNIT_CASE(unpin_folios_skips_null_entries),
+	KUNIT_CASE(unpin_folios_stops_at_its_count),
 	KUNIT_CASE(unpin_folios_of_no_folios_changes_nothing),
 	KUNIT_CASE(unpin_folios_refuses_error_count),
 	{}
