@@ -243,6 +243,8 @@ static const struct gup_kunit_range_case gup_kunit_range_cases[] = {
 	  2 * HP, HP - P, HP + P - 1, 8, false, 2, HP - P },
 	{ "hugetlb, max_folios 1 of 2", GUP_KUNIT_HUGETLB_RESERVED, 2 * HP,
 	  0, 2 * HP - 1, 1, false, 1, 0 },
+	{ "hugetlb, inside the second folio", GUP_KUNIT_HUGETLB_RESERVED,
+	  2 * HP, HP + P, 2 * HP - 1, 8, false, 1, P },
 };
 
 KUNIT_ARRAY_PARAM_DESC(gup_kunit_range, gup_kunit_range_cases, name);
@@ -277,6 +279,42 @@ static void memfd_pin_folios_pins_each_folio_of_range_once(struct kunit *test)
 	gup_kunit_memfd_expect_one_pin_each(test, m);
 }
 
+/*
+ * fallocate() leaves shmem folios in the page cache that were never
+ * cleared nor marked uptodate. memfd_pin_folios() hands them out zeroed
+ * and uptodate: a device must not read what the pages held before. The
+ * case fills the folios with 0xaa first, as a stale page would be.
+ */
+static void memfd_pin_folios_clears_fallocated_folios(struct kunit *test)
+{
+	const long npages = 4;
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, GUP_KUNIT_SHMEM,
+						    npages * P);
+	pgoff_t offset;
+	long i, ret;
+
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(m->file, 0, 0, npages * P), 0);
+	for (i = 0; i < npages; i++) {
+		struct folio *folio = filemap_get_folio(m->file->f_mapping, i);
+
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		KUNIT_EXPECT_FALSE(test, folio_test_uptodate(folio));
+		memset_page(folio_page(folio, 0), 0, 0xaa, PAGE_SIZE);
+		folio_put(folio);
+	}
+	ret = gup_kunit_memfd_pin(m, 0, npages * P - 1, npages, &offset);
+	KUNIT_ASSERT_EQ(test, ret, npages);
+	for (i = 0; i < npages; i++) {
+		void *kaddr = kmap_local_folio(m->folios[i], 0);
+		bool zero = !memchr_inv(kaddr, 0, PAGE_SIZE);
+
+		kunmap_local(kaddr);
+		KUNIT_EXPECT_TRUE_MSG(test, zero, "folio %ld", i);
+		KUNIT_EXPECT_TRUE_MSG(test, folio_test_uptodate(m->folios[i]),
+				      "folio %ld", i);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Refusals                                                            */
 /* ------------------------------------------------------------------ */
@@ -292,6 +330,7 @@ struct gup_kunit_bad_case {
 static const struct gup_kunit_bad_case gup_kunit_bad_cases[] = {
 	{ "start after end", GUP_KUNIT_SHMEM, 2 * P, P, 8 },
 	{ "negative start", GUP_KUNIT_SHMEM, -(loff_t)P, P, 8 },
+	{ "start -1", GUP_KUNIT_SHMEM, -1, P, 8 },
 	{ "max_folios 0", GUP_KUNIT_SHMEM, 0, P - 1, 0 },
 	{ "end at i_size", GUP_KUNIT_SHMEM, 0, 8 * P, 8 },
 	{ "hugetlb end at i_size", GUP_KUNIT_HUGETLB, 0, HP, 8 },
@@ -536,6 +575,7 @@ static void memfd_pin_folios_failed_migration_leaves_no_pin(struct kunit *test)
 static struct kunit_case gup_pin_memfd_cases[] = {
 	KUNIT_CASE_PARAM(memfd_pin_folios_pins_each_folio_of_range_once,
 			 gup_kunit_range_gen_params),
+	KUNIT_CASE(memfd_pin_folios_clears_fallocated_folios),
 	KUNIT_CASE_PARAM(memfd_pin_folios_refuses_bad_arguments,
 			 gup_kunit_bad_gen_params),
 	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_leaves_pool_as_it_was,
