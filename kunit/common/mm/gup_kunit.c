@@ -555,6 +555,7 @@ static void gup_kunit_page_free(struct page *page)
 						  struct gup_kunit_devmem,
 						  pgmap);
 
+	WRITE_ONCE(d->freed, page);
 	atomic_inc(&d->frees);
 }
 

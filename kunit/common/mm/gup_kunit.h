@@ -342,6 +342,7 @@ void gup_kunit_check_fast_refusal_movable(struct kunit *test);
  * @pgmap: the pagemap, over SZ_2M of physical address space.
  * @res: that range.
  * @frees: how many times ->page_free() ran for its pages.
+ * @freed: the page that ->page_free() was last given.
  * @inits: how many of its pages the case handed out (DEVICE_PRIVATE and
  *	COHERENT pages start free, at refcount 0).
  */
@@ -349,6 +350,7 @@ struct gup_kunit_devmem {
 	struct dev_pagemap pgmap;
 	struct resource *res;
 	atomic_t frees;
+	struct page *freed;
 	int inits;
 };
 

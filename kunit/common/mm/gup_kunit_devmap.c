@@ -62,9 +62,9 @@ static void devmap_fsdax_unpin_to_idle_wakes_waiter(struct kunit *test)
 }
 
 /*
- * A DEVICE_PRIVATE page goes back to its driver (->page_free()) exactly
- * once, at the put that drops the last reference: not at the unpin while
- * the driver still holds its own reference.
+ * A DEVICE_PRIVATE page goes back to its driver (->page_free(), given
+ * that very page) exactly once, at the put that drops the last reference:
+ * not at the unpin while the driver still holds its own reference.
  */
 static void devmap_private_page_free_runs_once_at_final_put(struct kunit *test)
 {
@@ -83,6 +83,7 @@ static void devmap_private_page_free_runs_once_at_final_put(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 0);
 	put_page(page);
 	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+	KUNIT_EXPECT_PTR_EQ(test, d->freed, page);
 	KUNIT_EXPECT_EQ(test, page_ref_count(page), 0);
 }
 
@@ -151,6 +152,7 @@ static void devmap_generic_page_is_freed_back_to_refcount_one(struct kunit *test
 	page->mapping = (void *)PAGE_MAPPING_MOVABLE;
 	put_page(page);
 	KUNIT_EXPECT_EQ(test, atomic_read(&d->frees), 1);
+	KUNIT_EXPECT_PTR_EQ(test, d->freed, page);
 	KUNIT_EXPECT_EQ(test, page_ref_count(page), 1);
 	KUNIT_EXPECT_NULL(test, page->mapping);
 }
