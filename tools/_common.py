@@ -497,11 +497,36 @@ def migrate_single_tree_build(tool):
     return None
 
 
+def lock_holder(fd):
+    """The pid the holder of build/.lock wrote into it, or None."""
+    try:
+        return int(os.pread(fd, 32, 0).split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def ancestors(pid=None):
+    """The pids of this process and of its parents, up to init."""
+    out = []
+    pid = os.getpid() if pid is None else pid
+    while pid > 1 and pid not in out:
+        out.append(pid)
+        try:
+            with open('/proc/%d/stat' % pid) as f:
+                pid = int(f.read().rsplit(')', 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return out
+
+
 class BuildLock:
     """Exclusive lock on build/ so that two runs never share a tree.
 
     A second run waits (up to GPK_LOCK_WAIT seconds, default 3600) and
     then refuses. Nested tools see GPK_LOCK_HELD and do not lock again.
+    The holder writes its pid into the lock file: a nested tool that lost
+    GPK_LOCK_HELD and finds the lock held by one of its own parents stops
+    at once instead of waiting for itself.
     The outermost holder also moves a build/linux of the single-tree
     layout into place (migrate_single_tree_build).
     """
@@ -520,6 +545,13 @@ class BuildLock:
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            holder = lock_holder(self.fd)
+            if holder in ancestors():
+                os.close(self.fd)
+                self.fd = None
+                die(self.tool, 'build/.lock is held by pid %d, which '
+                    'started this run, but GPK_LOCK_HELD does not say so; '
+                    'waiting would never end' % holder)
             wait = int(os.environ.get('GPK_LOCK_WAIT', '3600'))
             print('%s: another run holds build/.lock; waiting up to %ds'
                   % (self.tool, wait), file=sys.stderr)
@@ -536,6 +568,8 @@ class BuildLock:
             finally:
                 signal.alarm(0)
                 signal.signal(signal.SIGALRM, old)
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, b'%d\n' % os.getpid(), 0)
         try:
             migrate_single_tree_build(self.tool)
         except BaseException:

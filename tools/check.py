@@ -94,31 +94,53 @@ class Tally:
             self.passed, self.failed, self.skipped)
 
 
-def step_tools(t):
-    """Run the tools' own unittest suite in-process."""
+def step_tools(t, start=None, top=ROOT):
+    """Run the tools' own unittest suite in-process.
+
+    The suite runs inside this process, under this process's build/.lock
+    (GPK_LOCK_HELD); a test that leaves os.environ changed would break the
+    steps after it (a nested make test that no longer sees the lock as its
+    own waits for it). So the environment is put back afterwards, and a
+    change is a failure of the tools step.
+    """
     loader = unittest.TestLoader()
-    suite = loader.discover(os.path.join(ROOT, 'tools', 'tests'),
-                            top_level_dir=ROOT)
+    suite = loader.discover(start or os.path.join(ROOT, 'tools', 'tests'),
+                            top_level_dir=top)
     buf = io.StringIO()
+    before = dict(os.environ)
     # The planted mutants of the audit need the prepared trees: the audit
     # step runs them, after prepare.
-    old = os.environ.get('GPK_AUDIT_PLANTED')
     os.environ['GPK_AUDIT_PLANTED'] = 'check'
     try:
         res = unittest.TextTestRunner(stream=buf, verbosity=1).run(suite)
     finally:
-        if old is None:
-            os.environ.pop('GPK_AUDIT_PLANTED', None)
-        else:
-            os.environ['GPK_AUDIT_PLANTED'] = old
+        os.environ['GPK_AUDIT_PLANTED'] = 'check'
+        leaked = env_changes(before, os.environ, skip=('GPK_AUDIT_PLANTED',))
+        os.environ.clear()
+        os.environ.update(before)
     bad = {str(c): m for c, m in res.failures + res.errors}
     n_bad = len(res.failures) + len(res.errors)
     for name, msg in bad.items():
         t.add('tools', name, False, msg.strip().splitlines()[-1])
-    t.passed += res.testsRun - n_bad - len(res.skipped)
+    if leaked:
+        n_bad += 1
+        t.add('tools', 'environment', False,
+              'the unittest suite left os.environ changed: %s' % leaked)
+    t.passed += res.testsRun - len(bad) - len(res.skipped)
     t.skipped += len(res.skipped)
     print('tools: %d unittest cases, %d failed, %d skipped'
           % (res.testsRun, n_bad, len(res.skipped)))
+
+
+def env_changes(before, after, skip=()):
+    """'NAME removed, NAME changed, NAME added' for what differs, or ''."""
+    out = []
+    for k in sorted(set(before) | set(after)):
+        if k in skip or before.get(k) == after.get(k):
+            continue
+        out.append('%s %s' % (k, 'added' if k not in before else
+                              'removed' if k not in after else 'changed'))
+    return ', '.join(out)
 
 
 def step_apply(t, tree, state, patches):

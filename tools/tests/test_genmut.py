@@ -14,6 +14,7 @@ import sys
 import tempfile
 import types
 import unittest
+from unittest import mock
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -811,8 +812,11 @@ class RunSchema(unittest.TestCase):
         self.ms.append(hm)
         self.calls = []
         # build/.lock is the real one: a run of the tools may hold it
-        os.environ['GPK_LOCK_HELD'] = 'inherit'
-        self.addCleanup(os.environ.pop, 'GPK_LOCK_HELD')
+        # (patch.dict: the tools step of make check runs this suite inside
+        # check.py, whose own GPK_LOCK_HELD must survive it)
+        env = mock.patch.dict(os.environ, GPK_LOCK_HELD='inherit')
+        env.start()
+        self.addCleanup(env.stop)
         saved = (mu.run_suite, mu.run_mutants, mu.tests_sha,
                  gm.compile_objects, gm.header_dependents,
                  mu.snapshot_build, mu.restore_build)

@@ -1085,6 +1085,26 @@ class BuildLockFaults(FaultCase):
         self.assertLess(time.monotonic() - t0, 6)
         self.assertEqual(os.listdir(build), ['.lock'])
 
+    def test_lock_held_by_a_parent_fails_at_once(self):
+        # make check holds build/.lock and runs make test; if the nested
+        # run_suite lost GPK_LOCK_HELD it must not wait for its own parent
+        # (a CI run once waited out the whole GPK_LOCK_WAIT this way).
+        tmp = Path(tempfile.mkdtemp(prefix='gpk-lock-'))
+        self.addCleanup(shutil.rmtree, tmp)
+        build = tmp / 'build'
+        build.mkdir()
+        fd = os.open(build / '.lock', os.O_RDWR | os.O_CREAT, 0o644)
+        self.addCleanup(os.close, fd)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, b'%d\n' % os.getpid())
+        write_trees(tmp)
+        env = clean_env(GPK_BUILD=build, GPK_RESULTS=tmp / 'res',
+                        GPK_LOCK_WAIT=600, GPK_SRC_DIR=tmp, GPK_KUNIT=tmp,
+                        GPK_PATCHES=tmp)
+        res = run_tool([sys.executable, RUN_SUITE], env=env, timeout=30)
+        self.assertFault(res, 'run_suite', 'build/.lock is held by pid %d'
+                         % os.getpid(), 'waiting would never end')
+
 
 if __name__ == '__main__':
     unittest.main()

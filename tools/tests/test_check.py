@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0
+"""check.py's tools step: the unittest suite runs in check.py's process."""
+
+import contextlib
+import importlib.util
+import io
+import os
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+HERE = Path(__file__).resolve().parent
+TOOLS = HERE.parent
+sys.path.insert(0, str(TOOLS))
+
+
+def _load(name):
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, TOOLS /
+                                                  (name + '.py'))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+check = _load('check')
+
+# A test that does what test_genmut once did: it drops the GPK_LOCK_HELD
+# that check.py set for its own build/.lock.
+LEAKY = '''import os, unittest
+class T(unittest.TestCase):
+    def test_pops(self):
+        os.environ.pop('GPK_LOCK_HELD', None)
+        os.environ['GPK_LEAKED_BY_TEST'] = '1'
+'''
+CLEAN = '''import unittest
+class T(unittest.TestCase):
+    def test_nothing(self):
+        pass
+'''
+
+
+class StepToolsEnvironment(unittest.TestCase):
+    def run_step(self, name, body):
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, name + '.py').write_text(body)
+            t = check.Tally()
+            with mock.patch.dict(os.environ, GPK_LOCK_HELD='inherit'), \
+                    contextlib.redirect_stdout(io.StringIO()) as out:
+                check.step_tools(t, start=tmp, top=tmp)
+                held = os.environ.get('GPK_LOCK_HELD')
+                leaked = os.environ.get('GPK_LEAKED_BY_TEST')
+            sys.modules.pop(name, None)
+        return t, out.getvalue(), held, leaked
+
+    def test_a_test_that_changes_the_environment_fails_the_step(self):
+        t, out, held, leaked = self.run_step('test_gpk_leaky', LEAKY)
+        self.assertEqual(t.failed, 1)
+        self.assertIn('tools: environment: the unittest suite left '
+                      'os.environ changed: GPK_LEAKED_BY_TEST added, '
+                      'GPK_LOCK_HELD removed', t.failures)
+        self.assertIn('1 unittest cases, 1 failed', out)
+
+    def test_the_environment_is_put_back_after_the_suite(self):
+        t, out, held, leaked = self.run_step('test_gpk_leaky2', LEAKY)
+        self.assertEqual((held, leaked), ('inherit', None))
+
+    def test_a_clean_suite_passes(self):
+        planted = os.environ.get('GPK_AUDIT_PLANTED')
+        t, out, held, leaked = self.run_step('test_gpk_clean', CLEAN)
+        self.assertEqual((t.passed, t.failed, t.failures), (1, 0, []))
+        self.assertEqual(held, 'inherit')
+        self.assertEqual(os.environ.get('GPK_AUDIT_PLANTED'), planted)
+
+
+if __name__ == '__main__':
+    unittest.main()
