@@ -170,4 +170,14 @@ static inline bool gup_kunit_longterm_ro_pin_unshares(void)
 	return false;
 }
 
+/*
+ * Does migrating a mapped page drain this CPU's LRU batches? Yes in 6.1:
+ * __migrate_folio_move() calls lru_add_drain() after it puts the new folio on
+ * the LRU, whenever the old one was mapped.
+ */
+static inline bool gup_kunit_migration_drains_this_cpu(void)
+{
+	return true;
+}
+
 #endif /* _MM_GUP_KUNIT_MM_H */

@@ -169,6 +169,17 @@ static inline bool gup_kunit_longterm_ro_pin_unshares(void)
 	return true;
 }
 
+/*
+ * Does migrating a mapped page drain this CPU's LRU batches? Not in 6.12:
+ * migrate_folio_move() drains only when the old folio was mlocked
+ * (PAGE_WAS_MLOCKED), so a batch that a long-term pin finds is drained
+ * only by collect_longterm_unpinnable_folios() itself.
+ */
+static inline bool gup_kunit_migration_drains_this_cpu(void)
+{
+	return false;
+}
+
 /* ------------------------------------------------------------------ */
 /* Files (gup_kunit_mm.c)                                              */
 /* ------------------------------------------------------------------ */

@@ -550,7 +550,10 @@ static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit 
  * (lru_add_drain()), then, only if that did not account for it, every
  * CPU's (lru_add_drain_all(), which queues a work item on each CPU with
  * a batch and waits for them all). Each row leaves a bystander page in
- * the other CPU's batch, which only lru_add_drain_all() moves to the LRU.
+ * the other CPU's batch, which only lru_add_drain_all() moves to the LRU,
+ * and one in this CPU's batch, which a page already on the LRU must not
+ * have drained unless migration itself drains this CPU
+ * (gup_kunit_migration_drains_this_cpu()).
  * (A THP row, never drained for, would need MADV_HUGEPAGE, which wakes
  * khugepaged, whose every pass starts with lru_add_drain_all().)
  */
@@ -606,7 +609,9 @@ static void pin_user_pages_longterm_drains_only_the_lru_batches_it_needs(struct 
 	int other = gup_kunit_other_cpu(test);
 	int home = raw_smp_processor_id();
 	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
-	unsigned long addr, bystander;
+	unsigned long addr, bystander, local;
+	bool local_drained = c->target != GUP_KUNIT_ON_LRU ||
+			     gup_kunit_migration_drains_this_cpu();
 	struct folio *folio;
 	long ret;
 
@@ -622,11 +627,16 @@ static void pin_user_pages_longterm_drains_only_the_lru_batches_it_needs(struct 
 	folio = gup_kunit_user_folio(test, addr);
 	if (c->target == GUP_KUNIT_ON_LRU)
 		lru_add_drain();
+	local = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	gup_kunit_fill(test, local, 1);
 	KUNIT_ASSERT_EQ(test, gup_kunit_lru_batched(folio),
 			c->target != GUP_KUNIT_ON_LRU);
 	KUNIT_ASSERT_TRUE(test,
 			  gup_kunit_lru_batched(gup_kunit_user_folio(test,
 								     bystander)));
+	KUNIT_ASSERT_TRUE(test,
+			  gup_kunit_lru_batched(gup_kunit_user_folio(test,
+								     local)));
 
 	ret = gup_kunit_pin_path(false, addr, 1, FOLL_WRITE | FOLL_LONGTERM,
 				 p->pages);
@@ -638,6 +648,12 @@ static void pin_user_pages_longterm_drains_only_the_lru_batches_it_needs(struct 
 			    !c->drains_all,
 			    "the other CPU's batch was%s drained",
 			    c->drains_all ? " not" : "");
+	KUNIT_EXPECT_EQ_MSG(test,
+			    gup_kunit_lru_batched(gup_kunit_user_folio(test,
+								       local)),
+			    !local_drained,
+			    "this CPU's batch was%s drained",
+			    local_drained ? " not" : "");
 	KUNIT_EXPECT_TRUE(test, gup_kunit_longterm_pinnable(p->pages[0]));
 	KUNIT_EXPECT_TRUE(test, gup_kunit_page_pinned(p->pages[0]));
 	gup_kunit_expect_mapped(test, addr, p->pages, 1);
