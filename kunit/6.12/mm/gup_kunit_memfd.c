@@ -279,6 +279,42 @@ static void memfd_pin_folios_pins_each_folio_of_range_once(struct kunit *test)
 	gup_kunit_memfd_expect_one_pin_each(test, m);
 }
 
+/*
+ * fallocate() leaves shmem folios in the page cache that were never
+ * cleared nor marked uptodate. memfd_pin_folios() hands them out zeroed
+ * and uptodate: a device must not read what the pages held before. The
+ * case fills the folios with 0xaa first, as a stale page would be.
+ */
+static void memfd_pin_folios_clears_fallocated_folios(struct kunit *test)
+{
+	const long npages = 4;
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, GUP_KUNIT_SHMEM,
+						    npages * P);
+	pgoff_t offset;
+	long i, ret;
+
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(m->file, 0, 0, npages * P), 0);
+	for (i = 0; i < npages; i++) {
+		struct folio *folio = filemap_get_folio(m->file->f_mapping, i);
+
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		KUNIT_EXPECT_FALSE(test, folio_test_uptodate(folio));
+		memset_page(folio_page(folio, 0), 0, 0xaa, PAGE_SIZE);
+		folio_put(folio);
+	}
+	ret = gup_kunit_memfd_pin(m, 0, npages * P - 1, npages, &offset);
+	KUNIT_ASSERT_EQ(test, ret, npages);
+	for (i = 0; i < npages; i++) {
+		void *kaddr = kmap_local_folio(m->folios[i], 0);
+		bool zero = !memchr_inv(kaddr, 0, PAGE_SIZE);
+
+		kunmap_local(kaddr);
+		KUNIT_EXPECT_TRUE_MSG(test, zero, "folio %ld", i);
+		KUNIT_EXPECT_TRUE_MSG(test, folio_test_uptodate(m->folios[i]),
+				      "folio %ld", i);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Refusals                                                            */
 /* ------------------------------------------------------------------ */
@@ -539,6 +575,7 @@ static void memfd_pin_folios_failed_migration_leaves_no_pin(struct kunit *test)
 static struct kunit_case gup_pin_memfd_cases[] = {
 	KUNIT_CASE_PARAM(memfd_pin_folios_pins_each_folio_of_range_once,
 			 gup_kunit_range_gen_params),
+	KUNIT_CASE(memfd_pin_folios_clears_fallocated_folios),
 	KUNIT_CASE_PARAM(memfd_pin_folios_refuses_bad_arguments,
 			 gup_kunit_bad_gen_params),
 	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_leaves_pool_as_it_was,
