@@ -443,15 +443,19 @@ static void memfd_pin_folios_hugetlb_leaves_pool_as_it_was(struct kunit *test)
 }
 
 /*
- * A hugetlb memfd one folio larger than what the pool can give it outside
- * ZONE_MOVABLE: the folios before the last are allocated and pinned; for
- * the last, a reservation is made, no folio found, the reservation undone,
- * and memfd_pin_folios() fails with -ENOMEM, unpinning what it pinned: the
- * file holds its n - 1 folios and no reservation. Once it is closed, the
- * pool is as it was.
+ * A hugetlb file one folio larger than what the pool can give it outside
+ * ZONE_MOVABLE: the folios before the last are allocated and pinned; the
+ * last finds no folio, and memfd_pin_folios() fails with -ENOMEM,
+ * unpinning what it pinned. The file keeps its n - 1 folios. A memfd has
+ * no reservation, so one is made for the last folio and undone: none is
+ * left. A hugetlbfs file reserved its folios when it was made, and keeps
+ * the last one's reservation: memfd_alloc_folio() must undo only what it
+ * made. Once the file is closed, the pool is as it was.
  */
 static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *test)
 {
+	const enum gup_kunit_file_kind *kind = test->param_value;
+	bool reserved = *kind == GUP_KUNIT_HUGETLB_RESERVED;
 	long n = gup_kunit_pool_unmovable() + 1;
 	struct folio **folios = kunit_kcalloc(test, n, sizeof(*folios),
 					      GFP_KERNEL);
@@ -467,8 +471,12 @@ static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *te
 	gup_kunit_pool(&p0);
 	gup_kunit_snap_counters(&s);
 	/* Not gup_kunit_open(): it would move pool pages out of the way. */
-	m->file = hugetlb_file_setup("gup_kunit", n * HP, VM_NORESERVE,
+	m->file = hugetlb_file_setup("gup_kunit", n * HP,
+				     reserved ? 0 : VM_NORESERVE,
 				     HUGETLB_ANONHUGE_INODE, 0);
+	if (reserved && PTR_ERR_OR_ZERO(m->file) == -ENOMEM)
+		kunit_skip(test, "%ld free hugetlb folios needed (hugepages=)",
+			   n);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(m->file));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							gup_kunit_memfd_release,
@@ -478,10 +486,139 @@ static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *te
 		unpin_folios(folios, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-ENOMEM);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
-	/* The n - 1 folios stay in the page cache; no reservation is left. */
-	GUP_KUNIT_EXPECT_POOL(test, &p0, -(n - 1), 0);
+	/* n - 1 folios in the page cache; the last one's reservation, if any */
+	GUP_KUNIT_EXPECT_POOL(test, &p0, -(n - 1), reserved ? 1 : 0);
 	gup_kunit_memfd_close(test, m);
 	GUP_KUNIT_EXPECT_POOL(test, &p0, 0, 0);
+}
+
+/*
+ * Reserve every free folio of the hugetlb pool that is not reserved yet,
+ * to a hugetlbfs file that the case closes at its end: no other file can
+ * make a reservation until then.
+ */
+static void gup_kunit_pool_reserve_all(struct kunit *test)
+{
+	struct gup_kunit_memfd *m = kunit_kzalloc(test, sizeof(*m),
+						  GFP_KERNEL);
+	struct gup_kunit_pool p;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	gup_kunit_pool(&p);
+	m->file = hugetlb_file_setup("gup_kunit", (p.free - p.resv) * HP, 0,
+				     HUGETLB_ANONHUGE_INODE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(m->file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							gup_kunit_memfd_release,
+							m), 0);
+}
+
+/*
+ * A hugetlb memfd has no reservations (VM_NORESERVE), so
+ * memfd_alloc_folio() makes one for each folio it allocates. When every
+ * free folio of the pool is reserved to another file it cannot, and
+ * memfd_pin_folios() fails with -ENOMEM: nothing pinned, nothing in the
+ * page cache, the pool as it was.
+ */
+static void memfd_pin_folios_hugetlb_without_a_reservation_fails(struct kunit *test)
+{
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, GUP_KUNIT_HUGETLB,
+						    HP);
+	struct gup_kunit_pool p0;
+	struct gup_kunit_snap s;
+	pgoff_t offset;
+
+	gup_kunit_pool_reserve_all(test);
+	gup_kunit_pool(&p0);
+	gup_kunit_snap_counters(&s);
+	KUNIT_EXPECT_EQ(test, gup_kunit_memfd_pin(m, 0, HP - 1, 1, &offset),
+			(long)-ENOMEM);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	KUNIT_EXPECT_EQ(test, m->file->f_mapping->nrpages, 0UL);
+	GUP_KUNIT_EXPECT_POOL(test, &p0, 0, 0);
+}
+
+/*
+ * Write 0xaa over every free folio of the hugetlb pool outside
+ * ZONE_MOVABLE, the folios memfd_alloc_folio() takes: what a folio's last
+ * user might have left in it.
+ */
+static void gup_kunit_pool_scribble(void)
+{
+	struct hstate *h = &default_hstate;
+	struct folio *folio;
+	int nid;
+
+	spin_lock_irq(&hugetlb_lock);
+	for_each_node_state(nid, N_MEMORY)
+		list_for_each_entry(folio, &h->hugepage_freelists[nid], lru)
+			if (folio_zonenum(folio) != ZONE_MOVABLE)
+				memset(folio_address(folio), 0xaa,
+				       folio_size(folio));
+	spin_unlock_irq(&hugetlb_lock);
+}
+
+/*
+ * The folios that memfd_pin_folios() allocates for a hugetlb memfd come
+ * from the pool with whatever their last user left in them: they are
+ * handed out cleared, or the device and the memfd's users would read
+ * another process's data, and uptodate, as the page cache requires.
+ */
+static void memfd_pin_folios_hugetlb_clears_new_folios(struct kunit *test)
+{
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, GUP_KUNIT_HUGETLB,
+						    2 * HP);
+	pgoff_t offset;
+	long i;
+
+	gup_kunit_pool_scribble();
+	KUNIT_ASSERT_EQ(test, gup_kunit_memfd_pin(m, 0, 2 * HP - 1, 2, &offset),
+			2L);
+	for (i = 0; i < 2; i++) {
+		KUNIT_EXPECT_NULL_MSG(test,
+				      memchr_inv(folio_address(m->folios[i]), 0,
+						 folio_size(m->folios[i])),
+				      "folio %ld", i);
+		KUNIT_EXPECT_TRUE_MSG(test, folio_test_uptodate(m->folios[i]),
+				      "folio %ld", i);
+	}
+}
+
+/*
+ * memfd_pin_folios() allocates in the scope of memalloc_pin_save(), so
+ * that the folios it allocates are not in ZONE_MOVABLE nor CMA, and ends
+ * that scope whether it pins or fails: the caller's later allocations
+ * may go anywhere again.
+ */
+struct gup_kunit_scope_case {
+	const char *name;
+	bool fails;
+};
+
+static const struct gup_kunit_scope_case gup_kunit_scope_cases[] = {
+	{ "pinned", false },
+	{ "failed with -ENOMEM", true },
+};
+
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_scope, gup_kunit_scope_cases,
+			    struct gup_kunit_scope_case);
+
+static void memfd_pin_folios_ends_its_allocation_scope(struct kunit *test)
+{
+	const struct gup_kunit_scope_case *c = test->param_value;
+	struct gup_kunit_memfd *m = gup_kunit_memfd(test, GUP_KUNIT_HUGETLB,
+						    HP);
+	pgoff_t offset;
+	long ret;
+
+	if (c->fails)
+		gup_kunit_pool_reserve_all(test);
+	KUNIT_ASSERT_FALSE(test, current->flags & PF_MEMALLOC_PIN);
+	ret = gup_kunit_memfd_pin(m, 0, HP - 1, 1, &offset);
+	KUNIT_EXPECT_EQ(test, ret, c->fails ? (long)-ENOMEM : 1L);
+	KUNIT_EXPECT_FALSE_MSG(test, current->flags & PF_MEMALLOC_PIN,
+			       "PF_MEMALLOC_PIN left set");
+	current->flags &= ~PF_MEMALLOC_PIN;
 }
 
 /* ------------------------------------------------------------------ */
@@ -580,7 +717,12 @@ static struct kunit_case gup_pin_memfd_cases[] = {
 			 gup_kunit_bad_gen_params),
 	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_leaves_pool_as_it_was,
 			 gup_kunit_hugetlb_gen_params),
-	KUNIT_CASE(memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing),
+	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing,
+			 gup_kunit_hugetlb_gen_params),
+	KUNIT_CASE(memfd_pin_folios_hugetlb_without_a_reservation_fails),
+	KUNIT_CASE(memfd_pin_folios_hugetlb_clears_new_folios),
+	KUNIT_CASE_PARAM(memfd_pin_folios_ends_its_allocation_scope,
+			 gup_kunit_scope_gen_params),
 	KUNIT_CASE(memfd_pin_folios_migrates_folios_out_of_movable_zone),
 	KUNIT_CASE(memfd_pin_folios_failed_migration_leaves_no_pin),
 	{}
