@@ -24,15 +24,16 @@
  * @kind: the file.
  * @shared: MAP_SHARED, else MAP_PRIVATE.
  * @flags: FOLL_ flags of the pin (FOLL_PIN added).
- * @fast: pin_user_pages_fast(), else pin_user_pages().
- * @refused: the pin must fail with -EFAULT.
+ * @path: which of GUP's paths pins.
+ * @refused: the pin must fail: -EFAULT, or nothing pinned by GUP-fast
+ *	alone, which leaves what it refuses to the slow path.
  */
 struct gup_kunit_file_case {
 	const char *name;
 	enum gup_kunit_file_kind kind;
 	bool shared;
 	unsigned int flags;
-	bool fast;
+	enum { SLOW, FAST, FAST_ONLY } path;
 	bool refused;
 };
 
@@ -40,32 +41,42 @@ struct gup_kunit_file_case {
 
 static const struct gup_kunit_file_case gup_kunit_file_cases[] = {
 	{ "block device, long-term write", GUP_KUNIT_BLOCK_DEVICE, true,
-	  LT_W, false, true },
+	  LT_W, SLOW, true },
 	{ "block device, long-term write, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
-	  true, LT_W, true, true },
+	  true, LT_W, FAST, true },
+	{ "block device, long-term write, GUP-fast alone",
+	  GUP_KUNIT_BLOCK_DEVICE, true, LT_W, FAST_ONLY, true },
 	{ "block device, long-term read", GUP_KUNIT_BLOCK_DEVICE, true,
-	  FOLL_LONGTERM, false, false },
+	  FOLL_LONGTERM, SLOW, false },
 	{ "block device, long-term read, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
-	  true, FOLL_LONGTERM, true, false },
+	  true, FOLL_LONGTERM, FAST, false },
 	{ "block device, short-term write", GUP_KUNIT_BLOCK_DEVICE, true,
-	  FOLL_WRITE, false, false },
+	  FOLL_WRITE, SLOW, false },
 	{ "block device, short-term write, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
-	  true, FOLL_WRITE, true, false },
+	  true, FOLL_WRITE, FAST, false },
+	{ "block device, short-term write, GUP-fast alone",
+	  GUP_KUNIT_BLOCK_DEVICE, true, FOLL_WRITE, FAST_ONLY, false },
 	{ "block device, private, long-term write", GUP_KUNIT_BLOCK_DEVICE,
-	  false, LT_W, false, false },
-	{ "ext4, long-term write", GUP_KUNIT_EXT4, true, LT_W, false, true },
-	{ "ext4, long-term write, GUP-fast", GUP_KUNIT_EXT4, true, LT_W, true,
+	  false, LT_W, SLOW, false },
+	{ "block device, private, long-term write, GUP-fast alone",
+	  GUP_KUNIT_BLOCK_DEVICE, false, LT_W, FAST_ONLY, false },
+	{ "ext4, long-term write", GUP_KUNIT_EXT4, true, LT_W, SLOW, true },
+	{ "ext4, long-term write, GUP-fast", GUP_KUNIT_EXT4, true, LT_W, FAST,
 	  true },
-	{ "ext4, short-term write", GUP_KUNIT_EXT4, true, FOLL_WRITE, false,
+	{ "ext4, short-term write", GUP_KUNIT_EXT4, true, FOLL_WRITE, SLOW,
 	  false },
-	{ "shmem, long-term write", GUP_KUNIT_SHMEM, true, LT_W, false,
+	{ "shmem, long-term write", GUP_KUNIT_SHMEM, true, LT_W, SLOW,
 	  false },
 	{ "shmem, long-term write, GUP-fast", GUP_KUNIT_SHMEM, true, LT_W,
-	  true, false },
-	{ "hugetlb, long-term write", GUP_KUNIT_HUGETLB, true, LT_W, false,
+	  FAST, false },
+	{ "hugetlb, long-term write", GUP_KUNIT_HUGETLB, true, LT_W, SLOW,
 	  false },
 	{ "hugetlb, long-term write, GUP-fast", GUP_KUNIT_HUGETLB, true, LT_W,
-	  true, false },
+	  FAST, false },
+	{ "hugetlb, long-term write, GUP-fast alone", GUP_KUNIT_HUGETLB, true,
+	  LT_W, FAST_ONLY, false },
+	{ "hugetlb, short-term write, GUP-fast alone", GUP_KUNIT_HUGETLB,
+	  true, FOLL_WRITE, FAST_ONLY, false },
 };
 
 KUNIT_ARRAY_PARAM_DESC(gup_kunit_file, gup_kunit_file_cases, name);
@@ -74,7 +85,10 @@ KUNIT_ARRAY_PARAM_DESC(gup_kunit_file, gup_kunit_file_cases, name);
  * Map the file, fault its pages in (writing, so that GUP-fast finds them
  * writable and the refusal is the dirty-tracking one), and pin them: a
  * refused pin fails with -EFAULT and leaves no pin held on either path;
- * an allowed one pins the very pages mapped, one pin each.
+ * an allowed one pins the very pages mapped, one pin each. GUP-fast alone
+ * (FOLL_FAST_ONLY) shows what gup_fast_folio_allowed() itself decides,
+ * which pin_user_pages_fast() hides by falling back to the slow path: it
+ * pins nothing that is refused, and all of what is allowed.
  */
 static void pin_user_pages_longterm_write_of_file_mapping(struct kunit *test)
 {
@@ -96,12 +110,25 @@ static void pin_user_pages_longterm_write_of_file_mapping(struct kunit *test)
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
 			       (long)addr);
 	gup_kunit_fill(test, addr, npages);
+	if (c->path == FAST_ONLY && !c->refused) {
+		/* GUP-fast cannot migrate: the slow path moves what it must. */
+		ret = gup_kunit_pin_path(false, addr, npages, c->flags,
+					 p->pages);
+		gup_kunit_pins_got(p, ret);
+		KUNIT_ASSERT_EQ(test, ret, npages);
+		gup_kunit_unpin(p);
+	}
 
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(c->fast, addr, npages, c->flags, p->pages);
+	if (c->path == FAST_ONLY)
+		ret = gup_kunit_pin_fast_only(addr, npages, c->flags, p->pages);
+	else
+		ret = gup_kunit_pin_path(c->path == FAST, addr, npages,
+					 c->flags, p->pages);
 	gup_kunit_pins_got(p, ret);
 	if (c->refused) {
-		KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
+		KUNIT_EXPECT_EQ(test, ret, c->path == FAST_ONLY ? 0L :
+				(long)-EFAULT);
 		GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 		gup_kunit_expect_mapped(test, addr, NULL, npages);
 		return;
