@@ -12,9 +12,13 @@
  * a file on ext4 (the disk of gup_pin_ext4_dma, which shows the failure
  * itself), and check the refusal on both paths, and what stays allowed: reads,
  * short-term writes, private mappings, and shmem and hugetlb, which have
- * no writeback to corrupt.
+ * no writeback to corrupt. GUP-fast alone shows what it decides before
+ * the slow path has its say, for these and for a driver's page, which has
+ * no mapping at all.
  */
 
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
 #include <linux/hugetlb.h>
 #include "gup_kunit.h"
 
@@ -142,9 +146,77 @@ static void pin_user_pages_longterm_write_of_file_mapping(struct kunit *test)
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 }
 
+/* A driver's ->mmap(): the page of its file, inserted by vm_insert_page(). */
+static int gup_kunit_driver_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return vm_insert_page(vma, vma->vm_start, file->private_data);
+}
+
+static const struct file_operations gup_kunit_driver_fops = {
+	.mmap = gup_kunit_driver_mmap,
+};
+
+static void gup_kunit_put_page(void *page)
+{
+	put_page(page);
+}
+
+static void gup_kunit_fput_sync(void *file)
+{
+	__fput_sync(file);
+}
+
+/*
+ * A page that a driver maps into a process with vm_insert_page() is in no
+ * page cache and not anonymous: its folio has no mapping, as a page cache
+ * folio that truncation has just removed would have. GUP-fast cannot tell
+ * the two apart, so gup_fast_folio_allowed() leaves the page to the slow
+ * path, which pins it.
+ */
+static void gup_fast_leaves_a_page_without_mapping_to_the_slow_path(struct kunit *test)
+{
+	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
+	struct page *page = alloc_page(GFP_KERNEL | __GFP_ZERO);
+	struct gup_kunit_snap s;
+	unsigned long addr;
+	struct file *file;
+	long ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							gup_kunit_put_page,
+							page), 0);
+	file = anon_inode_getfile("[gup_kunit_driver]", &gup_kunit_driver_fops,
+				  page, O_RDWR);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							gup_kunit_fput_sync,
+							file), 0);
+	addr = gup_kunit_vm_mmap(test, file, PAGE_SIZE, GUP_KUNIT_RW,
+				 MAP_SHARED);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
+			       (long)addr);
+	KUNIT_ASSERT_NULL(test, page_folio(page)->mapping);
+
+	gup_kunit_snap_counters(&s);
+	ret = gup_kunit_pin_fast_only(addr, 1, 0, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_EXPECT_EQ(test, ret, 0L);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
+	gup_kunit_unpin(p);
+
+	ret = gup_kunit_pin_path(false, addr, 1, 0, p->pages);
+	gup_kunit_pins_got(p, ret);
+	KUNIT_ASSERT_EQ(test, ret, 1L);
+	KUNIT_EXPECT_PTR_EQ(test, p->pages[0], page);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 1);
+	gup_kunit_unpin(p);
+}
+
 static struct kunit_case gup_pin_file_cases[] = {
 	KUNIT_CASE_PARAM(pin_user_pages_longterm_write_of_file_mapping,
 			 gup_kunit_file_gen_params),
+	KUNIT_CASE(gup_fast_leaves_a_page_without_mapping_to_the_slow_path),
 	{}
 };
 

@@ -19,9 +19,11 @@
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/hugetlb.h>
+#include <linux/mount.h>
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
+#include <linux/statfs.h>
 #include <linux/swap.h>
 #include "gup_kunit.h"
 
@@ -447,16 +449,32 @@ static void memfd_pin_folios_hugetlb_leaves_pool_as_it_was(struct kunit *test)
  * ZONE_MOVABLE: the folios before the last are allocated and pinned; the
  * last finds no folio, and memfd_pin_folios() fails with -ENOMEM,
  * unpinning what it pinned. The file keeps its n - 1 folios. A memfd has
- * no reservation, so one is made for the last folio and undone: none is
- * left. A hugetlbfs file reserved its folios when it was made, and keeps
- * the last one's reservation: memfd_alloc_folio() must undo only what it
- * made. Once the file is closed, the pool is as it was.
+ * no reservation, so one is made for the folio that fails and undone:
+ * none is left, not even when the next folio of the file (allocated
+ * first) has one. A hugetlbfs file reserved its folios when it was made,
+ * and keeps the failed folio's reservation: memfd_alloc_folio() must undo
+ * exactly what it made. Once the file is closed, the pool is as it was.
  */
+struct gup_kunit_oop_case {
+	const char *name;
+	enum gup_kunit_file_kind kind;
+	bool last_first;	/* pin the file's last folio alone first */
+};
+
+static const struct gup_kunit_oop_case gup_kunit_oop_cases[] = {
+	{ "memfd, no reservation", GUP_KUNIT_HUGETLB, false },
+	{ "hugetlbfs file, reserved", GUP_KUNIT_HUGETLB_RESERVED, false },
+	{ "memfd, its last folio allocated first", GUP_KUNIT_HUGETLB, true },
+};
+
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_oop, gup_kunit_oop_cases,
+			    struct gup_kunit_oop_case);
+
 static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *test)
 {
-	const enum gup_kunit_file_kind *kind = test->param_value;
-	bool reserved = *kind == GUP_KUNIT_HUGETLB_RESERVED;
-	long n = gup_kunit_pool_unmovable() + 1;
+	const struct gup_kunit_oop_case *c = test->param_value;
+	bool reserved = c->kind == GUP_KUNIT_HUGETLB_RESERVED;
+	long n = gup_kunit_pool_unmovable() + 1, nr = n;
 	struct folio **folios = kunit_kcalloc(test, n, sizeof(*folios),
 					      GFP_KERNEL);
 	struct gup_kunit_memfd *m = kunit_kzalloc(test, sizeof(*m),
@@ -469,7 +487,6 @@ static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *te
 	KUNIT_ASSERT_NOT_NULL(test, folios);
 	KUNIT_ASSERT_NOT_NULL(test, m);
 	gup_kunit_pool(&p0);
-	gup_kunit_snap_counters(&s);
 	/* Not gup_kunit_open(): it would move pool pages out of the way. */
 	m->file = hugetlb_file_setup("gup_kunit", n * HP,
 				     reserved ? 0 : VM_NORESERVE,
@@ -481,15 +498,80 @@ static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *te
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							gup_kunit_memfd_release,
 							m), 0);
-	ret = memfd_pin_folios(m->file, 0, n * HP - 1, folios, n, &offset);
+	if (c->last_first) {
+		/* folio n - 1 now; folio n - 2 is then the one that fails */
+		ret = memfd_pin_folios(m->file, (n - 1) * HP, n * HP - 1,
+				       folios, 1, &offset);
+		KUNIT_ASSERT_EQ(test, ret, 1L);
+		unpin_folios(folios, 1);
+		nr = n - 1;
+	}
+	gup_kunit_snap_counters(&s);
+	ret = memfd_pin_folios(m->file, 0, nr * HP - 1, folios, nr, &offset);
 	if (ret > 0)		/* a broken kernel: release what it pinned */
 		unpin_folios(folios, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-ENOMEM);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
-	/* n - 1 folios in the page cache; the last one's reservation, if any */
+	/* n - 1 folios in the page cache; the failed one's reservation, if any */
 	GUP_KUNIT_EXPECT_POOL(test, &p0, -(n - 1), reserved ? 1 : 0);
 	gup_kunit_memfd_close(test, m);
 	GUP_KUNIT_EXPECT_POOL(test, &p0, 0, 0);
+}
+
+static void gup_kunit_mntput(void *mnt)
+{
+	mntput(mnt);
+}
+
+/* Free huge pages of the hugetlbfs mount that @file is on (its size=). */
+static u64 gup_kunit_mount_free(struct kunit *test, struct file *file)
+{
+	struct kstatfs st;
+
+	KUNIT_ASSERT_EQ(test, vfs_statfs(&file->f_path, &st), 0);
+	return st.f_bfree;
+}
+
+/*
+ * A hugetlbfs mount with size= holds at most that many huge pages (its
+ * subpool). memfd_pin_folios() charges a folio it allocates for a file
+ * there to the mount, and sets the folio's subpool, so that freeing the
+ * folio gives the page back. The case pins a folio of a file on a mount
+ * of two pages, unpins it and truncates the file: both pages are free
+ * again.
+ */
+static void memfd_pin_folios_hugetlb_charges_the_mount_and_gives_back(struct kunit *test)
+{
+	struct file_system_type *fs = get_fs_type("hugetlbfs");
+	struct gup_kunit_memfd *m = kunit_kzalloc(test, sizeof(*m),
+						  GFP_KERNEL);
+	struct vfsmount *mnt;
+	char opt[32];
+	pgoff_t offset;
+
+	KUNIT_ASSERT_NOT_NULL(test, fs);
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	gup_kunit_pool_make_unmovable(test, 1);
+	snprintf(opt, sizeof(opt), "size=%lu", 2 * HP);
+	mnt = vfs_kern_mount(fs, 0, "hugetlbfs", opt);
+	put_filesystem(fs);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mnt));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, gup_kunit_mntput,
+							mnt), 0);
+	m->file = file_open_root_mnt(mnt, "gup_kunit", O_CREAT | O_RDWR, 0600);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(m->file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							gup_kunit_memfd_release,
+							m), 0);
+	KUNIT_ASSERT_EQ(test, vfs_truncate(&m->file->f_path, HP), 0L);
+	KUNIT_ASSERT_EQ(test, gup_kunit_mount_free(test, m->file), 2ULL);
+
+	KUNIT_ASSERT_EQ(test, gup_kunit_memfd_pin(m, 0, HP - 1, 1, &offset), 1L);
+	KUNIT_EXPECT_EQ(test, gup_kunit_mount_free(test, m->file), 1ULL);
+	unpin_folios(m->folios, m->nr);
+	m->nr = 0;
+	KUNIT_ASSERT_EQ(test, vfs_truncate(&m->file->f_path, 0), 0L);
+	KUNIT_EXPECT_EQ(test, gup_kunit_mount_free(test, m->file), 2ULL);
 }
 
 /*
@@ -718,8 +800,9 @@ static struct kunit_case gup_pin_memfd_cases[] = {
 	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_leaves_pool_as_it_was,
 			 gup_kunit_hugetlb_gen_params),
 	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing,
-			 gup_kunit_hugetlb_gen_params),
+			 gup_kunit_oop_gen_params),
 	KUNIT_CASE(memfd_pin_folios_hugetlb_without_a_reservation_fails),
+	KUNIT_CASE(memfd_pin_folios_hugetlb_charges_the_mount_and_gives_back),
 	KUNIT_CASE(memfd_pin_folios_hugetlb_clears_new_folios),
 	KUNIT_CASE_PARAM(memfd_pin_folios_ends_its_allocation_scope,
 			 gup_kunit_scope_gen_params),
