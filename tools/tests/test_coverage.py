@@ -254,6 +254,15 @@ class Docs(unittest.TestCase):
         self.assertEqual(cov.undocumented(rec, refs), [11, 13])
         self.assertIn(('include/linux/mm.h', 102), refs)
 
+    def test_explanations_of_lines_that_run_now_are_out_of_date(self):
+        refs = cov.documented_refs('| `mm/gup.c:12` | x |\n'
+                                   '| `mm/gup.c:14-15` | y |\n'
+                                   '| `mm/gup.c:40` | another function |\n'
+                                   '| `mm/memfd.c:13` | another file |')
+        rec = {'file': 'mm/gup.c', 'start_line': 10, 'end_line': 20,
+               'unexecuted_lines': [12], 'untaken_branch_lines': [15]}
+        self.assertEqual(cov.stale_refs([rec], refs), [('mm/gup.c', 14)])
+
     def test_headings_and_prose_explain_nothing(self):
         refs = cov.documented_refs('### f (mm/gup.c:10-20)\n'
                                    'see `mm/gup.c:14`\n'
