@@ -6,9 +6,27 @@ tools run against temporary directories (GPK_BUILD, GPK_RESULTS,
 GPK_SRC_DIR, GPK_PATCHES, GPK_KUNIT) with stubs first on PATH.
 """
 
+import importlib.util
 import os
 import subprocess
+import sys
 from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent.parent
+
+
+def load_tool(name):
+    """The module of tools/NAME.py, loaded once for all the tests (the one
+    sys.modules already has, if a tool or a test imported it first)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name,
+                                                  TOOLS / (name + '.py'))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
 
 HANG = 20          # seconds after which a tool counts as hung
 GIT_ID = ['-c', 'user.name=t', '-c', 'user.email=t@localhost',

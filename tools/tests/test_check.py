@@ -2,7 +2,6 @@
 """check.py's tools step: the unittest suite runs in check.py's process."""
 
 import contextlib
-import importlib.util
 import io
 import os
 import sys
@@ -12,22 +11,12 @@ from pathlib import Path
 from unittest import mock
 
 HERE = Path(__file__).resolve().parent
-TOOLS = HERE.parent
-sys.path.insert(0, str(TOOLS))
+sys.path.insert(0, str(HERE.parent))
+
+from tests import fakes  # noqa: E402
 
 
-def _load(name):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, TOOLS /
-                                                  (name + '.py'))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-check = _load('check')
+check = fakes.load_tool('check')
 
 # A test that does what test_genmut once did: it drops the GPK_LOCK_HELD
 # that check.py set for its own build/.lock.

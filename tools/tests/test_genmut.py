@@ -4,7 +4,6 @@ file, the CI sample, the reports and resume, and the generator on the real
 trees when build/TREE/linux exists. No kernel is built."""
 
 import contextlib
-import importlib.util
 import io
 import json
 import os
@@ -24,18 +23,7 @@ sys.path.insert(0, str(TOOLS))
 from tests import fakes  # noqa: E402
 
 
-def _load(name):
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, TOOLS /
-                                                  (name + '.py'))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-gm = _load('genmut')
+gm = fakes.load_tool('genmut')
 mu = gm.mutate          # the module genmut runs with, whoever loaded it
 common = sys.modules['_common']
 

@@ -1049,7 +1049,9 @@ class BuildFaults(FaultCase):
 
 
 class BuildLockFaults(FaultCase):
-    def test_second_holder_gives_up(self):
+    def held_lock(self, wait):
+        """(build dir, fd, env): build/.lock held by this process, and
+        the environment of a tool that may wait `wait` seconds for it."""
         tmp = Path(tempfile.mkdtemp(prefix='gpk-lock-'))
         self.addCleanup(shutil.rmtree, tmp)
         build = tmp / 'build'
@@ -1059,8 +1061,12 @@ class BuildLockFaults(FaultCase):
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         write_trees(tmp)
         env = clean_env(GPK_BUILD=build, GPK_RESULTS=tmp / 'res',
-                        GPK_LOCK_WAIT=1, GPK_SRC_DIR=tmp, GPK_KUNIT=tmp,
+                        GPK_LOCK_WAIT=wait, GPK_SRC_DIR=tmp, GPK_KUNIT=tmp,
                         GPK_PATCHES=tmp)
+        return build, fd, env
+
+    def test_second_holder_gives_up(self):
+        build, _fd, env = self.held_lock(1)
         tools = (('prepare_tree', PREPARE), ('run_suite', RUN_SUITE))
         t0 = time.monotonic()
         procs = [subprocess.Popen([sys.executable, str(script)], env=env,
@@ -1089,18 +1095,8 @@ class BuildLockFaults(FaultCase):
         # make check holds build/.lock and runs make test; if the nested
         # run_suite lost GPK_LOCK_HELD it must not wait for its own parent
         # (a CI run once waited out the whole GPK_LOCK_WAIT this way).
-        tmp = Path(tempfile.mkdtemp(prefix='gpk-lock-'))
-        self.addCleanup(shutil.rmtree, tmp)
-        build = tmp / 'build'
-        build.mkdir()
-        fd = os.open(build / '.lock', os.O_RDWR | os.O_CREAT, 0o644)
-        self.addCleanup(os.close, fd)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _build, fd, env = self.held_lock(600)
         os.write(fd, b'%d\n' % os.getpid())
-        write_trees(tmp)
-        env = clean_env(GPK_BUILD=build, GPK_RESULTS=tmp / 'res',
-                        GPK_LOCK_WAIT=600, GPK_SRC_DIR=tmp, GPK_KUNIT=tmp,
-                        GPK_PATCHES=tmp)
         res = run_tool([sys.executable, RUN_SUITE], env=env, timeout=30)
         self.assertFault(res, 'run_suite', 'build/.lock is held by pid %d'
                          % os.getpid(), 'waiting would never end')
