@@ -161,11 +161,6 @@ static void gup_kunit_put_page(void *page)
 	put_page(page);
 }
 
-static void gup_kunit_fput_sync(void *file)
-{
-	__fput_sync(file);
-}
-
 /*
  * A page that a driver maps into a process with vm_insert_page() is in no
  * page cache and not anonymous: its folio has no mapping, as a page cache
@@ -190,7 +185,7 @@ static void gup_fast_leaves_a_page_without_mapping_to_the_slow_path(struct kunit
 				  page, O_RDWR);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							gup_kunit_fput_sync,
+							gup_kunit_fput,
 							file), 0);
 	addr = gup_kunit_vm_mmap(test, file, PAGE_SIZE, GUP_KUNIT_RW,
 				 MAP_SHARED);

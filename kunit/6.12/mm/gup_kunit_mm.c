@@ -108,7 +108,8 @@ struct file *gup_kunit_open(struct kunit *test, enum gup_kunit_file_kind kind,
 	return NULL;
 }
 
-static void gup_kunit_fput(void *file)
+/* A KUnit action: close @file now, not from a task_work. */
+void gup_kunit_fput(void *file)
 {
 	__fput_sync(file);
 }

@@ -197,6 +197,7 @@ enum gup_kunit_file_kind {
 
 struct file *gup_kunit_open(struct kunit *test, enum gup_kunit_file_kind kind,
 			    loff_t size);
+void gup_kunit_fput(void *file);
 struct file *gup_kunit_file(struct kunit *test, enum gup_kunit_file_kind kind,
 			    loff_t size);
 long gup_kunit_pool_unmovable(void);
