@@ -239,6 +239,29 @@ class FakeTreeCase(FaultCase):
 
 
 
+class HarnessLines(unittest.TestCase):
+    """Where the harness's obj- lines go in a Makefile of the series."""
+
+    def setUp(self):
+        import fakes
+        self.pt = fakes.load_tool('prepare_tree')
+
+    def test_before_the_series_suites_and_their_comment(self):
+        text = ('obj-y += gup.o\n# final last\n'
+                'obj-$(CONFIG_GUP_KUNIT_TEST) += gup_kunit.o \\\n'
+                '\t\t\t\tgup_kunit_final.o\nobj-y += z.o\n')
+        got = self.pt.with_harness_lines(text, ['H1', 'H2'])
+        self.assertEqual(got, 'obj-y += gup.o\nH1\nH2\n# final last\n'
+                         'obj-$(CONFIG_GUP_KUNIT_TEST) += gup_kunit.o \\\n'
+                         '\t\t\t\tgup_kunit_final.o\nobj-y += z.o\n')
+        self.assertEqual(self.pt.with_harness_lines(got, ['H1', 'H2']), got)
+
+    def test_at_the_end_without_series_suites(self):
+        self.assertEqual(self.pt.with_harness_lines('obj-y += gup.o', ['H']),
+                         'obj-y += gup.o\nH\n')
+        self.assertEqual(self.pt.with_harness_lines('', ['H']), 'H\n')
+
+
 class PrepareTreeFaults(FakeTreeCase):
     # good path -----------------------------------------------------------
     def test_good_path_is_incremental(self):
