@@ -18,6 +18,8 @@
 #                       off; /dev/ram1, a block device whose page cache
 #                       needs dirty tracking (6.12's file-backed long-term
 #                       pin cases), never swap.
+#  secretmem.enable=1   memfd_secret() for gup_pin_secretmem (6.1's default
+#                       is off, 6.12's on).
 #  i8042.noaux i8042.nokbd  no PS/2 probe: its late 'input: ... Mouse' line
 #                       could land inside the KTAP and derail kunit.py.
 #
@@ -43,6 +45,6 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   kernel_command_line='console=ttyS0 oops=panic panic=1 '
 			   'hugepages=16 movablecore=512M vsyscall=emulate '
 			   'memmap=2M!1G brd.rd_nr=2 brd.rd_size=4096 '
-			   'i8042.noaux i8042.nokbd',
+			   'secretmem.enable=1 i8042.noaux i8042.nokbd',
 			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
 					      '-m', '2048'] + _DRIVE)
