@@ -329,19 +329,26 @@ def step_mutants(t, tree, state):
     if not os.path.isfile(subset):
         print('%s: skipped: no %s' % (step, display(subset)))
         return
-    paths = [os.path.join(tree.mutants, n + '.patch')
-             for n in read_names(subset)]
-    missing = [p for p in paths if not os.path.isfile(p)]
+    import mutate
+    cat = mutate.catalogue_path(tree)
+    names = read_names(subset)
+    try:
+        known = {m['name'] for m in mutate.load_catalogue(cat)}
+    except ToolError as e:
+        t.add(step, 'catalogue', False, str(e))
+        return
+    missing = [n for n in names if n not in known]
     if missing:
-        t.add(step, 'ci-subset', False, '%s names %s, which does not exist'
-              % (display(subset), display(missing[0])))
+        t.add(step, 'ci-subset', False, '%s names %s, which %s does not '
+              'hold' % (display(subset), missing[0], display(cat)))
         return
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'mutate.py'),
            '--tree', tree.name, '--results',
-           os.path.join(tree.results, 'mutants-ci')] + paths
+           os.path.join(tree.results, 'mutants-ci')] + names
+    paths = [cat, subset]
     cached_mutant_run(t, step, tree, mutants_key(tree, state, paths),
                       'mutants-ci.cache', cmd, 'mutate',
-                      'CI subset of %d' % len(paths))
+                      'CI subset of %d' % len(names))
 
 
 def step_genmut(t, tree, state):

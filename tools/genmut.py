@@ -2,7 +2,7 @@
 """Mutants that nobody chose: standard mutation operators applied to every
 line of the pin core (`make mutants-generated`).
 
-The catalogue kunit/mutants/TREE/*.patch was written by the people who
+The catalogue kunit/mutants/TREE/catalogue was written by the people who
 wrote the tests. This tool generates mutants mechanically, from the text
 of the tree's source (build/TREE/linux, read only) and the line ranges of
 the functions of its pin core (kunit/TREE/pin-core, the functions that
@@ -13,7 +13,8 @@ Subcommands (each takes --tree, repeatable; default every tree of
 kunit/trees):
   list          every generated mutant: NAME, FILE:LINE and what it changes
   stats         how many per function, per operator, and in headers
-  write DIR     the patches, DIR/TREE/NAME.patch (the catalogue format)
+  write DIR     the patches, DIR/TREE/NAME.patch (a catalogue entry's
+                format, without its Mutant: line)
   sample        the names of the CI sample (--seed, --count)
   run [NAME..]  run the mutants (all, the NAMEs or shell patterns given,
                 or with --sample the CI sample) through tools/mutate.py's

@@ -1,31 +1,43 @@
 #!/usr/bin/env python3
 """Mutation testing of the gup-pin-kunit suites: does the suite kill bugs?
 
-This is `make mutants`. For each tree (--tree, repeatable; default every
-tree of kunit/trees), the PATCHes are that tree's catalogue
-kunit/mutants/TREE/*.patch; PATCHes given on the command line belong to
-one tree (the one whose kunit/mutants/TREE/ holds them, or the one --tree
-names). A tree without mutants is skipped with one line.
+This is `make mutants`. Each tree (--tree, repeatable; default every tree
+of kunit/trees) has one catalogue of mutants, kunit/mutants/TREE/catalogue.
+Each MUTANT given on the command line is the name of one of it, a prefix
+of names ending before a '-' (060 for 060-vmscan-reclaims-pinned) or a
+shell pattern ('05*'), run on each selected tree whose catalogue has it,
+or the path of a patch file in the same format without its Mutant: line
+(a mutant being written, before it joins the catalogue), which needs one
+tree. Without MUTANTs, the whole catalogue of each tree runs; a tree
+without mutants is skipped with one line. --list prints the names.
 
-Each PATCH is a mutant of the kernel tree: a unified diff (a/ and b/
-paths relative to the kernel tree) that plants one bug in the pin core,
-preceded by header lines
+The catalogue holds, after '#' comment lines, one entry per mutant, from
+its line
+
+  Mutant: NNN-name-in-lower-case
+
+to the next such line: header lines
 
   Subject: <one line: the bug it models>
   Models: <bug class; upstream commit sha + subject if it models a fix>
   Equivalent: <only for an equivalent mutant: why no test can kill it>
 
-For every patch, in order, under build/.lock (taken per mutant, so that
+then a unified diff (a/ and b/ paths relative to the kernel tree) that
+plants one bug in the pin core. One file per tree keeps the catalogue
+whole in one place to read and review.
+
+For every mutant, in order, under build/.lock (taken per mutant, so that
 another run can use the tree between two mutants):
   1. build/TREE/linux must be clean (git status --porcelain
      --untracked-files=no empty), else one-line error and exit 1;
-  2. git apply --check, then git apply (status noapply if it does not);
+  2. git apply --check, then git apply of the entry's text (status
+     noapply if it does not apply);
   3. tools/run_suite.py --no-prepare: incremental build, then the suites in
      QEMU with a short timeout (--timeout, default 40 s), results in
      RESULTS/mutants/<name>/ (RESULTS: --results, default results/TREE/);
      a failing case, a crash or a hang kills the mutant; a build failure
      is status nocompile (never killed);
-  4. in a finally (also on Ctrl-C) the files the patch touched are restored
+  4. in a finally (also on Ctrl-C) the files the diff touched are restored
      with git checkout, and the tree is checked clean again.
 A mutant of a header (a touched *.h) makes the kernel rebuild most of
 itself, and restoring the header would make the next build do it again.
@@ -60,9 +72,11 @@ from RESULTS/mutants.json and RESULTS/mutants/*/summary.json (after a
 change of the kill rules or of a mutant's Equivalent header).
 """
 import argparse
+import fnmatch
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,13 +90,16 @@ from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
 TOOL = 'mutate'
 RUN_SUITE = os.path.join(ROOT, 'tools', 'run_suite.py')
 STATUSES = ('killed', 'survived', 'noapply', 'nocompile', 'equivalent')
+CATALOGUE = 'catalogue'
+MUTANT_LINE = re.compile(r'Mutant:(.*)$')
+NAME_RE = re.compile(r'\d{3}-[a-z0-9]+(-[a-z0-9]+)*$')
 HEADER_KEYS = ('subject', 'models', 'equivalent')
 
 
 # ------------------------------------------------------------------ pure
 
 def mutant_name(path):
-    """'kunit/mutants/6.1/001-foo.patch' -> '001-foo'."""
+    """'/tmp/001-foo.patch' -> '001-foo'."""
     base = os.path.basename(path)
     return base[:-len('.patch')] if base.endswith('.patch') else base
 
@@ -325,24 +342,84 @@ def write_reports(entries, results, baseline=None):
         write_atomically(os.path.join(results, name), text)
 
 
-def load_mutant(path):
-    """Read a patch: return dict name, path, text, header, files."""
+def read_text(path):
     try:
         with open(path, errors='replace') as f:
-            text = f.read()
+            return f.read()
     except OSError as e:
-        raise ToolError('cannot read %s: %s' % (path, e.strerror))
+        raise ToolError('cannot read %s: %s' % (display(path), e.strerror))
+
+
+def make_mutant(name, path, text, where):
+    """The dict of one mutant: name, path (its file), text (what git
+    apply reads), header, files; where names it in an error."""
     files = touched_files(text)
     if not files:
-        raise ToolError('%s holds no unified diff' % path)
-    return {'name': mutant_name(path), 'path': path, 'text': text,
+        raise ToolError('%s holds no unified diff' % where)
+    return {'name': name, 'path': path, 'text': text,
             'header': parse_header(text), 'files': files}
+
+
+def load_mutant(path):
+    """Read a patch file of one mutant (the format of a catalogue entry
+    without its Mutant: line): return its dict (make_mutant())."""
+    return make_mutant(mutant_name(path), path, read_text(path),
+                       display(path))
+
+
+def parse_catalogue(text, path='catalogue'):
+    """The mutants of a catalogue's text, in file order: a dict each
+    (make_mutant()). Before the first 'Mutant: NAME' line only '#'
+    comments and blank lines may stand; an entry ends at the next Mutant:
+    line, its trailing blank lines dropped. ToolError, naming the line,
+    on a bad or repeated name, stray text or an entry without a diff."""
+    out, seen = [], {}
+    name = start = None
+    body = []
+
+    def close():
+        if name is None:
+            return
+        while body and not body[-1].strip():
+            body.pop()
+        out.append(make_mutant(name, path, ''.join(body),
+                               '%s:%d (%s)' % (display(path), start, name)))
+
+    for n, line in enumerate(text.splitlines(True), 1):
+        m = MUTANT_LINE.match(line)
+        if m:
+            close()
+            name, start, body = m.group(1).strip(), n, []
+            if not NAME_RE.match(name):
+                raise ToolError('%s:%d: %r is not a mutant name (NNN-words, '
+                                'lower case)' % (display(path), n, name))
+            if name in seen:
+                raise ToolError('%s:%d: mutant %s again (first on line %d)'
+                                % (display(path), n, name, seen[name]))
+            seen[name] = n
+        elif name is not None:
+            body.append(line)
+        elif line.strip() and not line.startswith('#'):
+            raise ToolError('%s:%d: text before the first Mutant: line'
+                            % (display(path), n))
+    close()
+    return out
+
+
+def load_catalogue(path):
+    """parse_catalogue() of a file; [] if there is no such file."""
+    if not os.path.exists(path):
+        return []
+    return parse_catalogue(read_text(path), path)
 
 
 # ------------------------------------------------------------------ tree
 
-def git(tree, *args, check=False):
+def git(tree, *args, check=False, stdin=None):
     return subprocess.run(['git', '-C', tree] + list(args), text=True,
+                          input=stdin,
+                          stdin=None if stdin is not None else
+                          subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           errors='backslashreplace', check=check)
 
@@ -362,13 +439,14 @@ def require_clean(tree):
                         'on top of them' % (tree, ', '.join(changes[:3])))
 
 
-def try_apply(tree, patch_path):
-    """git apply --check, then git apply. Return None or the error line."""
-    chk = git(tree, 'apply', '--check', os.path.abspath(patch_path))
+def try_apply(tree, text):
+    """git apply --check, then git apply, of a mutant's text. Return None
+    or the error line."""
+    chk = git(tree, 'apply', '--check', '-', stdin=text)
     if chk.returncode != 0:
         lines = chk.stdout.strip().splitlines()
         return lines[0] if lines else 'git apply --check failed'
-    app = git(tree, 'apply', os.path.abspath(patch_path))
+    app = git(tree, 'apply', '-', stdin=text)
     if app.returncode != 0:
         lines = app.stdout.strip().splitlines()
         return lines[0] if lines else 'git apply failed'
@@ -546,7 +624,7 @@ def run_one(m, tree, results, timeout, jobs, baseline=None, runs='mutants'):
     mtimes = save_mtimes(linux, m['files'] + [(p, 'modify') for p in touch
                                               if p not in dict(m['files'])]
                          ) if header else {}
-    err = try_apply(linux, m['path'])
+    err = try_apply(linux, m['text'])
     if err is not None:
         entry['status'] = 'noapply'
         entry['detail'] = err
@@ -640,46 +718,59 @@ def prepare_once(tree, results, timeout, jobs, runs='mutants', tool=TOOL):
     return base
 
 
+def catalogue_path(tree):
+    return os.path.join(tree.mutants, CATALOGUE)
+
+
 def catalogue(tree):
-    """The tree's mutants: kunit/mutants/TREE/*.patch, sorted."""
-    d = tree.mutants
-    if not os.path.isdir(d):
-        return []
-    return sorted(os.path.join(d, n) for n in os.listdir(d)
-                  if n.endswith('.patch'))
+    """The tree's mutants (kunit/mutants/TREE/catalogue), in file order."""
+    return load_catalogue(catalogue_path(tree))
 
 
-def tree_of_patches(paths, trees):
-    """The one tree of trees whose kunit/mutants/TREE/ holds every path, or
-    None."""
-    for tree in trees:
-        top = os.path.abspath(tree.mutants) + os.sep
-        if all(os.path.abspath(p).startswith(top) for p in paths):
-            return tree
-    return None
+def selects(arg, name):
+    """Does a MUTANT argument select the mutant called name? Its name, a
+    prefix ending before a '-', or a shell pattern."""
+    return name == arg or name.startswith(arg + '-') or \
+        fnmatch.fnmatchcase(name, arg)
+
+
+def is_patch_file(arg):
+    return os.sep in arg or arg.endswith('.patch') or os.path.isfile(arg)
 
 
 def plan(args, trees):
-    """[(tree, [patch paths])] that this run covers."""
-    if not args.patches:
+    """[(tree, [mutant dicts])] that this run covers."""
+    if not args.mutants:
         return [(t, catalogue(t)) for t in trees]
-    if args.tree:
+    files = [a for a in args.mutants if is_patch_file(a)]
+    if files:
+        if len(files) != len(args.mutants):
+            raise ToolError('give either names of the catalogue or patch '
+                            'files, not both')
         if len(trees) != 1:
-            raise ToolError('mutant patches given on the command line belong '
-                            'to one tree; name one with --tree')
-        return [(trees[0], list(args.patches))]
-    tree = tree_of_patches(args.patches, trees)
-    if tree is None:
-        raise ToolError('cannot tell the tree of %s (not all under one '
-                        'kunit/mutants/TREE/); name it with --tree'
-                        % args.patches[0])
-    return [(tree, list(args.patches))]
+            raise ToolError('patch files given on the command line are '
+                            'mutants of one tree; name it with --tree')
+        return [(trees[0], [load_mutant(p) for p in files])]
+    work, found = [], set()
+    for tree in trees:
+        chosen = []
+        for m in catalogue(tree):
+            hits = [a for a in args.mutants if selects(a, m['name'])]
+            if hits:
+                chosen.append(m)
+                found.update(hits)
+        if chosen:
+            work.append((tree, chosen))
+    missing = [a for a in args.mutants if a not in found]
+    if missing:
+        raise ToolError('%s: no such mutant in the catalogue of %s'
+                        % (missing[0], ', '.join(t.name for t in trees)))
+    return work
 
 
-def run_tree(tree, paths, args, results):
+def run_tree(tree, mutants, args, results):
     """Run (or rescore) the mutants of one tree; return their entries.
     ToolError on a tool failure."""
-    mutants = [load_mutant(p) for p in paths]
     if args.rescore:
         return rescore(mutants, results)
     return run_mutants(tree, mutants, results, args.timeout, args.jobs)
@@ -733,9 +824,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(
         prog='tools/mutate.py', description=__doc__,
         formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument('patches', nargs='*', metavar='PATCH',
-                    help='mutant patches of one tree (default: the whole '
-                    'catalogue kunit/mutants/TREE/*.patch of each tree)')
+    ap.add_argument('mutants', nargs='*', metavar='MUTANT',
+                    help='names, NNN prefixes or shell patterns of the '
+                    'catalogue, or patch files of one tree (default: the '
+                    'whole catalogue kunit/mutants/TREE/catalogue of each '
+                    'tree)')
+    ap.add_argument('--list', action='store_true',
+                    help='print NAME and Subject of the mutants selected, '
+                    'one a line, tree by tree; run nothing')
     add_tree_argument(ap)
     ap.add_argument('--timeout', type=int, default=40,
                     help='seconds QEMU may run per mutant (default 40: '
@@ -755,23 +851,27 @@ def main(argv=None):
     interrupt_on_sigterm()
     try:
         work = plan(args, trees)
-        for _tree, paths in work:
-            for p in paths:
-                load_mutant(p)
     except ToolError as e:
         die(TOOL, str(e), e.status)
+    if args.list:
+        for tree, mutants in work:
+            for m in mutants:
+                print('%s %s  %s' % (tree.name, m['name'],
+                                     m['header']['subject']))
+        return 0
     if len(work) > 1 and '{tree}' not in args.results:
         die(TOOL, '--results %s: with several trees it must name {tree}'
             % args.results, 2)
     passed = failed = 0
-    for tree, paths in work:
+    for tree, mutants in work:
         results = tree.expand(args.results)
-        if not paths:
-            print('%s: %s: no mutants in %s/; skipped'
-                  % (TOOL, tree.name, display(tree.mutants)), flush=True)
+        if not mutants:
+            print('%s: %s: no mutants in %s; skipped'
+                  % (TOOL, tree.name, display(catalogue_path(tree))),
+                  flush=True)
             continue
         try:
-            entries = run_tree(tree, paths, args, results)
+            entries = run_tree(tree, mutants, args, results)
         except ToolError as e:
             failed += 1
             print('%s: %s: %s' % (TOOL, tree.name, e), file=sys.stderr,

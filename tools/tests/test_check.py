@@ -66,5 +66,49 @@ class StepToolsEnvironment(unittest.TestCase):
         self.assertEqual(os.environ.get('GPK_AUDIT_PLANTED'), planted)
 
 
+PATCH = 'Subject: s\nModels: m\n\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n'
+
+
+class StepMutantsSubset(unittest.TestCase):
+    """The CI subset names mutants of the tree's catalogue; what runs is
+    those names, on that tree."""
+
+    def run_step(self, catalogue, subset):
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, 'catalogue').write_text(catalogue)
+            Path(tmp, 'ci-subset').write_text(subset)
+            tree = mock.Mock(mutants=tmp, results='/r/6.1')
+            tree.name = '6.1'
+            t = check.Tally()
+            ran = []
+            with mock.patch.object(check, 'cached_mutant_run',
+                                   lambda *a: ran.append(a)), \
+                    mock.patch.object(check, 'mutants_key',
+                                      lambda *a: 'key'), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                check.step_mutants(t, tree, {})
+        return t, ran
+
+    def test_runs_the_names_of_the_subset(self):
+        t, ran = self.run_step('Mutant: 001-a\n' + PATCH +
+                               'Mutant: 002-b\n' + PATCH, '002-b\n')
+        self.assertEqual(t.failures, [])
+        cmd = ran[0][5]
+        self.assertEqual(cmd[-1], '002-b')
+        self.assertIn('--tree', cmd)
+        self.assertEqual(ran[0][-1], 'CI subset of 1')
+
+    def test_a_name_not_in_the_catalogue_fails_the_step(self):
+        t, ran = self.run_step('Mutant: 001-a\n' + PATCH, '001-a\n009-z\n')
+        self.assertEqual(ran, [])
+        self.assertEqual(t.failed, 1)
+        self.assertIn('009-z, which', t.failures[0])
+
+    def test_a_broken_catalogue_fails_the_step(self):
+        t, ran = self.run_step('Mutant: 001-a\n', '001-a\n')
+        self.assertEqual((t.failed, ran), (1, []))
+        self.assertIn('holds no unified diff', t.failures[0])
+
+
 if __name__ == '__main__':
     unittest.main()

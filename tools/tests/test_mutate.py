@@ -85,31 +85,77 @@ class HeaderTest(unittest.TestCase):
         self.assertEqual(mu.parse_header(text)['models'], '')
 
     def test_name(self):
-        self.assertEqual(mu.mutant_name('kunit/mutants/6.1/007-x-y.patch'),
-                         '007-x-y')
+        self.assertEqual(mu.mutant_name('/tmp/007-x-y.patch'), '007-x-y')
 
     def test_catalogue_headers(self):
-        """Every tree's catalogue kunit/mutants/TREE/*.patch parses."""
-        patches = sorted(MUTANTS.glob('*/*.patch'))
-        self.assertGreaterEqual(len(patches), 40)
-        self.assertEqual(list(MUTANTS.glob('*.patch')), [],
-                         'mutants belong in kunit/mutants/TREE/')
-        for p in patches:
-            m = mu.load_mutant(str(p))
-            self.assertTrue(m['header']['subject'], p.name)
-            self.assertTrue(m['header']['models'], p.name)
-            self.assertRegex(p.name, r'^\d{3}-[a-z0-9-]+\.patch$')
-            for path, kind in m['files']:
-                self.assertEqual(kind, 'modify', p.name)
-                self.assertFalse(path.startswith(('a/', 'b/', '/')))
+        """Every tree's catalogue kunit/mutants/TREE/catalogue parses, and
+        holds nothing else: no loose patch files beside it."""
+        cats = sorted(MUTANTS.glob('*/catalogue'))
+        self.assertEqual(len(cats), 2)
+        self.assertEqual(list(MUTANTS.glob('**/*.patch')), [],
+                         'mutants belong in kunit/mutants/TREE/catalogue')
+        total = 0
+        for cat in cats:
+            ms = mu.load_catalogue(str(cat))
+            total += len(ms)
+            self.assertEqual([m['name'] for m in ms],
+                             sorted(m['name'] for m in ms), cat)
+            for m in ms:
+                self.assertTrue(m['header']['subject'], m['name'])
+                self.assertTrue(m['header']['models'], m['name'])
+                for path, kind in m['files']:
+                    self.assertEqual(kind, 'modify', m['name'])
+                    self.assertFalse(path.startswith(('a/', 'b/', '/')))
+        self.assertGreaterEqual(total, 200)
 
     def test_ci_subsets_name_mutants_of_their_tree(self):
         for subset in sorted(MUTANTS.glob('*/ci-subset')):
             names = common.read_names(str(subset))
             self.assertTrue(names, subset)
+            known = {m['name'] for m in
+                     mu.load_catalogue(str(subset.parent / 'catalogue'))}
             for name in names:
-                self.assertTrue((subset.parent / (name + '.patch')).exists(),
-                                '%s names %s' % (subset, name))
+                self.assertIn(name, known, '%s names %s' % (subset, name))
+
+
+class CatalogueTest(unittest.TestCase):
+    """One file of mutants: entries from 'Mutant: NAME' to the next."""
+
+    def parse(self, text):
+        return mu.parse_catalogue(text, 'cat')
+
+    def test_entries_in_file_order_with_their_text(self):
+        text = ('# comment\n\nMutant: 002-b\n' + PATCH + '\n\n'
+                'Mutant: 001-a\n' + PATCH.replace('+c', '+e'))
+        ms = self.parse(text)
+        self.assertEqual([m['name'] for m in ms], ['002-b', '001-a'])
+        self.assertEqual(ms[0]['text'], PATCH)
+        self.assertEqual(ms[1]['text'], PATCH.replace('+c', '+e'))
+        self.assertEqual(ms[0]['header']['models'], 'off-by-one in the bias')
+        self.assertEqual(ms[0]['files'], [('mm/gup.c', 'modify')])
+        self.assertEqual(ms[0]['path'], 'cat')
+        self.assertEqual(self.parse('# nothing yet\n'), [])
+
+    def test_bad_catalogues_name_the_line(self):
+        for text, why in (
+                ('Subject: x\nMutant: 001-a\n' + PATCH, 'cat:1: text before'),
+                ('Mutant: 001-a\n' + PATCH + 'Mutant: 001-a\n' + PATCH,
+                 r'cat:14: mutant 001-a again \(first on line 1\)'),
+                ('Mutant: 1-A\n' + PATCH, "cat:1: '1-A' is not a mutant"),
+                ('Mutant: 001-a\nSubject: x\n', r'cat:1 \(001-a\) holds no'),
+        ):
+            with self.assertRaisesRegex(mu.ToolError, why):
+                self.parse(text)
+
+    def test_missing_file_is_empty(self):
+        self.assertEqual(mu.load_catalogue('/nonexistent/catalogue'), [])
+
+    def test_selects(self):
+        name = '060-vmscan-reclaims-pinned'
+        for arg in (name, '060', '060-vmscan', '06*', '*pinned'):
+            self.assertTrue(mu.selects(arg, name), arg)
+        for arg in ('06', '060-vm', '061', 'vmscan'):
+            self.assertFalse(mu.selects(arg, name), arg)
 
 
 class TouchedFilesTest(unittest.TestCase):
@@ -367,40 +413,51 @@ class PlanTest(unittest.TestCase):
         self.trees_file = os.path.join(self.tmp, 'trees')
         Path(self.trees_file).write_text('6.1 linux-source-6.1\n'
                                          '6.12 linux-source-6.12\n')
-        os.makedirs(os.path.join(self.tmp, 'mutants', '6.1'))
-        self.p61 = []
-        for name in ('002-b.patch', '001-a.patch', 'ci-subset'):
-            path = os.path.join(self.tmp, 'mutants', '6.1', name)
-            Path(path).write_text(PATCH)
-            if name.endswith('.patch'):
-                self.p61.append(path)
+        for tree, names in (('6.1', ('001-a', '002-b', '010-c')),
+                            ('6.12', ('001-a', '011-d'))):
+            os.makedirs(os.path.join(self.tmp, 'mutants', tree))
+            Path(self.tmp, 'mutants', tree, 'catalogue').write_text(
+                ''.join('Mutant: %s\n%s\n' % (n, PATCH) for n in names))
+        self.other = os.path.join(self.tmp, 'x.patch')
+        Path(self.other).write_text(PATCH)
 
     def plan(self, *argv):
-        args = types.SimpleNamespace(patches=[], tree=None)
+        args = types.SimpleNamespace(mutants=[], tree=None)
         for a in argv:
             if a.startswith('--tree='):
                 args.tree = (args.tree or []) + [a[7:]]
             else:
-                args.patches.append(a)
+                args.mutants.append(a)
         trees = common.select_trees(args.tree, self.trees_file)
-        return [(t.name, [os.path.basename(p) for p in ps])
-                for t, ps in mu.plan(args, trees)]
+        return [(t.name, [m['name'] for m in ms])
+                for t, ms in mu.plan(args, trees)]
 
     def test_catalogue_of_every_tree(self):
-        self.assertEqual(self.plan(), [('6.1', ['001-a.patch',
-                                                '002-b.patch']),
-                                       ('6.12', [])])
+        self.assertEqual(self.plan(), [('6.1', ['001-a', '002-b', '010-c']),
+                                       ('6.12', ['001-a', '011-d'])])
+        self.assertEqual(self.plan('--tree=6.12'),
+                         [('6.12', ['001-a', '011-d'])])
+        os.unlink(os.path.join(self.tmp, 'mutants', '6.12', 'catalogue'))
         self.assertEqual(self.plan('--tree=6.12'), [('6.12', [])])
 
-    def test_patches_name_their_tree(self):
-        self.assertEqual(self.plan(self.p61[0]), [('6.1', ['002-b.patch'])])
-        other = os.path.join(self.tmp, 'x.patch')
+    def test_names_prefixes_and_patterns_on_each_tree_that_has_them(self):
+        self.assertEqual(self.plan('001'), [('6.1', ['001-a']),
+                                            ('6.12', ['001-a'])])
+        self.assertEqual(self.plan('--tree=6.1', '001'), [('6.1', ['001-a'])])
+        self.assertEqual(self.plan('01*', '002-b'),
+                         [('6.1', ['002-b', '010-c']), ('6.12', ['011-d'])])
+        with self.assertRaisesRegex(mu.ToolError,
+                                    '^011: no such mutant in the catalogue '
+                                    'of 6.1$'):
+            self.plan('--tree=6.1', '001', '011')
+
+    def test_a_patch_file_needs_one_tree(self):
+        self.assertEqual(self.plan('--tree=6.12', self.other),
+                         [('6.12', ['x'])])
         with self.assertRaisesRegex(mu.ToolError, 'name it with --tree'):
-            self.plan(self.p61[0], other)
-        self.assertEqual(self.plan('--tree=6.12', other),
-                         [('6.12', ['x.patch'])])
-        with self.assertRaisesRegex(mu.ToolError, 'belong to one tree'):
-            self.plan('--tree=all', other)
+            self.plan(self.other)
+        with self.assertRaisesRegex(mu.ToolError, 'not both'):
+            self.plan('--tree=6.1', self.other, '001')
 
 
 @unittest.skipUnless(shutil.which('git'), 'git not installed')
@@ -429,8 +486,7 @@ class GitTreeTest(unittest.TestCase):
         return path
 
     def test_apply_and_restore(self):
-        p = self.write_patch(PATCH)
-        self.assertIsNone(mu.try_apply(self.tree, p))
+        self.assertIsNone(mu.try_apply(self.tree, PATCH))
         self.assertEqual(mu.tree_changes(self.tree), ['mm/gup.c'])
         with self.assertRaises(mu.ToolError):
             mu.require_clean(self.tree)
@@ -454,7 +510,7 @@ class GitTreeTest(unittest.TestCase):
         files = mu.touched_files(PATCH)
         mtimes = mu.save_mtimes(self.tree, files)
         snap = mu.snapshot_build(build)
-        self.assertIsNone(mu.try_apply(self.tree, self.write_patch(PATCH)))
+        self.assertIsNone(mu.try_apply(self.tree, PATCH))
         with open(obj, 'w') as f:
             f.write('mutant object')
         with open(os.path.join(build, 'new.o'), 'w') as f:
@@ -510,8 +566,7 @@ class GitTreeTest(unittest.TestCase):
         self.assertEqual(mu.tree_changes(self.tree), [])
 
     def test_noapply_leaves_tree_clean(self):
-        p = self.write_patch(PATCH.replace('-b\n', '-zzz\n'))
-        err = mu.try_apply(self.tree, p)
+        err = mu.try_apply(self.tree, PATCH.replace('-b\n', '-zzz\n'))
         self.assertIsNotNone(err)
         self.assertIn('error', err)
         mu.require_clean(self.tree)
