@@ -981,9 +981,15 @@ def counts(mutants, entries):
 
 
 def score_line(c):
-    return ('generated %d, compiled %d, killed %d, equivalent %d, '
+    """The counts in one line; killed mutants that the equivalents file
+    declares equivalent (a wrong declaration: they fail the run) are
+    named after the kills."""
+    errors = c.get('catalogue_errors', 0)
+    return ('generated %d, compiled %d, killed %d%s, equivalent %d, '
             'survived %d; dropped (nocompile) %d, noapply %d, not run %d; '
             'score %s' % (c['generated'], c['compiled'], c['killed'],
+                          ' (%d of them declared equivalent: wrongly)'
+                          % errors if errors else '',
                           c['equivalent'], c['survived'], c['nocompile'],
                           c['noapply'], c['not_run'],
                           '-' if c['score'] is None else '%.1f%%'

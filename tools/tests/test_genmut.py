@@ -451,6 +451,12 @@ class Reports(unittest.TestCase):
              'survived': 1, 'nocompile': 1, 'noapply': 1, 'not_run': 1})
         self.assertEqual(c['catalogue_errors'], 1)
         self.assertEqual(c['score'], 80.0)
+        self.assertIn('killed 3 (1 of them declared equivalent: wrongly), '
+                      'equivalent 1', gm.score_line(c))
+        del es['f+5-del']
+        self.assertIn('killed 2, equivalent 1',
+                      gm.score_line(gm.counts(self.ms, es)))
+        es['f+5-del'] = entry('f+5-del', 'killed', True)
         self.assertEqual(gm.summary_counts(c), (3, 3, 1))
         tree = types.SimpleNamespace(name='6.1')
         rep = gm.report(tree, self.ms, list(es.values()), {'x': 1})
