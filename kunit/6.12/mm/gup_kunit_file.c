@@ -37,50 +37,52 @@ struct gup_kunit_file_case {
 	enum gup_kunit_file_kind kind;
 	bool shared;
 	unsigned int flags;
-	enum { SLOW, FAST, FAST_ONLY } path;
+	enum gup_kunit_path path;
 	bool refused;
 };
 
 #define LT_W	(FOLL_LONGTERM | FOLL_WRITE)
 
 static const struct gup_kunit_file_case gup_kunit_file_cases[] = {
-	{ "block device, long-term write", GUP_KUNIT_BLOCK_DEVICE, true,
-	  LT_W, SLOW, true },
+	{ "block device, long-term write", GUP_KUNIT_BLOCK_DEVICE, true, LT_W,
+	  GUP_KUNIT_SLOW, true },
 	{ "block device, long-term write, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
-	  true, LT_W, FAST, true },
+	  true, LT_W, GUP_KUNIT_FAST, true },
 	{ "block device, long-term write, GUP-fast alone",
-	  GUP_KUNIT_BLOCK_DEVICE, true, LT_W, FAST_ONLY, true },
+	  GUP_KUNIT_BLOCK_DEVICE, true, LT_W, GUP_KUNIT_FAST_ONLY, true },
 	{ "block device, long-term read", GUP_KUNIT_BLOCK_DEVICE, true,
-	  FOLL_LONGTERM, SLOW, false },
+	  FOLL_LONGTERM, GUP_KUNIT_SLOW, false },
 	{ "block device, long-term read, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
-	  true, FOLL_LONGTERM, FAST, false },
+	  true, FOLL_LONGTERM, GUP_KUNIT_FAST, false },
 	{ "block device, short-term write", GUP_KUNIT_BLOCK_DEVICE, true,
-	  FOLL_WRITE, SLOW, false },
+	  FOLL_WRITE, GUP_KUNIT_SLOW, false },
 	{ "block device, short-term write, GUP-fast", GUP_KUNIT_BLOCK_DEVICE,
-	  true, FOLL_WRITE, FAST, false },
+	  true, FOLL_WRITE, GUP_KUNIT_FAST, false },
 	{ "block device, short-term write, GUP-fast alone",
-	  GUP_KUNIT_BLOCK_DEVICE, true, FOLL_WRITE, FAST_ONLY, false },
-	{ "block device, private, long-term write", GUP_KUNIT_BLOCK_DEVICE,
-	  false, LT_W, SLOW, false },
-	{ "block device, private, long-term write, GUP-fast alone",
-	  GUP_KUNIT_BLOCK_DEVICE, false, LT_W, FAST_ONLY, false },
-	{ "ext4, long-term write", GUP_KUNIT_EXT4, true, LT_W, SLOW, true },
-	{ "ext4, long-term write, GUP-fast", GUP_KUNIT_EXT4, true, LT_W, FAST,
-	  true },
-	{ "ext4, short-term write", GUP_KUNIT_EXT4, true, FOLL_WRITE, SLOW,
+	  GUP_KUNIT_BLOCK_DEVICE, true, FOLL_WRITE, GUP_KUNIT_FAST_ONLY,
 	  false },
-	{ "shmem, long-term write", GUP_KUNIT_SHMEM, true, LT_W, SLOW,
+	{ "block device, private, long-term write", GUP_KUNIT_BLOCK_DEVICE,
+	  false, LT_W, GUP_KUNIT_SLOW, false },
+	{ "block device, private, long-term write, GUP-fast alone",
+	  GUP_KUNIT_BLOCK_DEVICE, false, LT_W, GUP_KUNIT_FAST_ONLY, false },
+	{ "ext4, long-term write", GUP_KUNIT_EXT4, true, LT_W, GUP_KUNIT_SLOW,
+	  true },
+	{ "ext4, long-term write, GUP-fast", GUP_KUNIT_EXT4, true, LT_W,
+	  GUP_KUNIT_FAST, true },
+	{ "ext4, short-term write", GUP_KUNIT_EXT4, true, FOLL_WRITE,
+	  GUP_KUNIT_SLOW, false },
+	{ "shmem, long-term write", GUP_KUNIT_SHMEM, true, LT_W, GUP_KUNIT_SLOW,
 	  false },
 	{ "shmem, long-term write, GUP-fast", GUP_KUNIT_SHMEM, true, LT_W,
-	  FAST, false },
-	{ "hugetlb, long-term write", GUP_KUNIT_HUGETLB, true, LT_W, SLOW,
-	  false },
+	  GUP_KUNIT_FAST, false },
+	{ "hugetlb, long-term write", GUP_KUNIT_HUGETLB, true, LT_W,
+	  GUP_KUNIT_SLOW, false },
 	{ "hugetlb, long-term write, GUP-fast", GUP_KUNIT_HUGETLB, true, LT_W,
-	  FAST, false },
+	  GUP_KUNIT_FAST, false },
 	{ "hugetlb, long-term write, GUP-fast alone", GUP_KUNIT_HUGETLB, true,
-	  LT_W, FAST_ONLY, false },
-	{ "hugetlb, short-term write, GUP-fast alone", GUP_KUNIT_HUGETLB,
-	  true, FOLL_WRITE, FAST_ONLY, false },
+	  LT_W, GUP_KUNIT_FAST_ONLY, false },
+	{ "hugetlb, short-term write, GUP-fast alone", GUP_KUNIT_HUGETLB, true,
+	  FOLL_WRITE, GUP_KUNIT_FAST_ONLY, false },
 };
 
 KUNIT_ARRAY_PARAM_DESC(gup_kunit_file, gup_kunit_file_cases, name);
@@ -114,7 +116,7 @@ static void pin_user_pages_longterm_write_of_file_mapping(struct kunit *test)
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
 			       (long)addr);
 	gup_kunit_fill(test, addr, npages);
-	if (c->path == FAST_ONLY && !c->refused) {
+	if (c->path == GUP_KUNIT_FAST_ONLY && !c->refused) {
 		/* GUP-fast cannot migrate: the slow path moves what it must. */
 		ret = gup_kunit_pin_path(false, addr, npages, c->flags,
 					 p->pages);
@@ -124,14 +126,10 @@ static void pin_user_pages_longterm_write_of_file_mapping(struct kunit *test)
 	}
 
 	gup_kunit_snap_counters(&s);
-	if (c->path == FAST_ONLY)
-		ret = gup_kunit_pin_fast_only(addr, npages, c->flags, p->pages);
-	else
-		ret = gup_kunit_pin_path(c->path == FAST, addr, npages,
-					 c->flags, p->pages);
+	ret = gup_kunit_pin_by(c->path, addr, npages, c->flags, p->pages);
 	gup_kunit_pins_got(p, ret);
 	if (c->refused) {
-		KUNIT_EXPECT_EQ(test, ret, c->path == FAST_ONLY ? 0L :
+		KUNIT_EXPECT_EQ(test, ret, c->path == GUP_KUNIT_FAST_ONLY ? 0L :
 				(long)-EFAULT);
 		GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 		gup_kunit_expect_mapped(test, addr, NULL, npages);

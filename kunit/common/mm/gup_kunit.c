@@ -775,6 +775,16 @@ long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
 	return ret;
 }
 
+/* Pin on one of the ways into GUP (enum gup_kunit_path). */
+long gup_kunit_pin_by(enum gup_kunit_path path, unsigned long start,
+		      long npages, unsigned int flags, struct page **pages)
+{
+	if (path == GUP_KUNIT_FAST_ONLY)
+		return gup_kunit_pin_fast_only(start, npages, flags, pages);
+	return gup_kunit_pin_path(path == GUP_KUNIT_FAST, start, npages, flags,
+				  pages);
+}
+
 /**
  * gup_kunit_mmap_driver() - map one page of a driver's file.
  * @test: the case.

@@ -404,6 +404,19 @@ void gup_kunit_unpin(struct gup_kunit_pins *p);
 long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
 			unsigned int flags, struct page **pages);
 
+/**
+ * enum gup_kunit_path - the ways into GUP of a pin of user memory.
+ * @GUP_KUNIT_SLOW: the slow path, pin_user_pages().
+ * @GUP_KUNIT_FAST: GUP-fast with the slow path behind it,
+ *	pin_user_pages_fast().
+ * @GUP_KUNIT_FAST_ONLY: GUP-fast alone (FOLL_FAST_ONLY): what it decides
+ *	before the slow path has its say; it never faults.
+ */
+enum gup_kunit_path { GUP_KUNIT_SLOW, GUP_KUNIT_FAST, GUP_KUNIT_FAST_ONLY };
+
+long gup_kunit_pin_by(enum gup_kunit_path path, unsigned long start,
+		      long npages, unsigned int flags, struct page **pages);
+
 /* GUP-fast (pin_user_pages_fast()) or the slow path (pin_user_pages()). */
 static const bool gup_kunit_paths[] __maybe_unused = { true, false };
 

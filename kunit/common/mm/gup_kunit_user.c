@@ -1101,12 +1101,9 @@ static void pin_user_pages_shmem_pins_shared_pages(struct kunit *test)
 	gup_kunit_user_refs(test, addr2, GUP_KUNIT_NPAGES, ref0);
 	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
 	gup_kunit_snap_counters(&s);
-	if (c->fast_only)
-		ret = gup_kunit_pin_fast_only(addr, GUP_KUNIT_NPAGES,
-					      FOLL_WRITE, p->pages);
-	else
-		ret = gup_kunit_pin_path(false, addr, GUP_KUNIT_NPAGES,
-					 FOLL_WRITE, p->pages);
+	ret = gup_kunit_pin_by(c->fast_only ? GUP_KUNIT_FAST_ONLY :
+			       GUP_KUNIT_SLOW, addr, GUP_KUNIT_NPAGES,
+			       FOLL_WRITE, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);

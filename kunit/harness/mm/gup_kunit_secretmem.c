@@ -30,15 +30,15 @@ asmlinkage long __x64_sys_memfd_secret(const struct pt_regs *regs);
  */
 struct gup_kunit_secretmem_case {
 	const char *name;
-	enum { SLOW, FAST, FAST_ONLY } path;
+	enum gup_kunit_path path;
 	unsigned int flags;
 };
 
 static const struct gup_kunit_secretmem_case gup_kunit_secretmem_cases[] = {
-	{ "slow path", SLOW, 0 },
-	{ "GUP-fast", FAST, 0 },
-	{ "GUP-fast alone", FAST_ONLY, 0 },
-	{ "GUP-fast alone, long-term write", FAST_ONLY,
+	{ "slow path", GUP_KUNIT_SLOW, 0 },
+	{ "GUP-fast", GUP_KUNIT_FAST, 0 },
+	{ "GUP-fast alone", GUP_KUNIT_FAST_ONLY, 0 },
+	{ "GUP-fast alone, long-term write", GUP_KUNIT_FAST_ONLY,
 	  FOLL_LONGTERM | FOLL_WRITE },
 };
 
@@ -90,13 +90,10 @@ static void pin_user_pages_of_secret_memory_is_refused(struct kunit *test)
 
 	addr = gup_kunit_mmap_secretmem(test, npages);
 	gup_kunit_snap_counters(&s);
-	if (c->path == FAST_ONLY)
-		ret = gup_kunit_pin_fast_only(addr, npages, c->flags, p->pages);
-	else
-		ret = gup_kunit_pin_path(c->path == FAST, addr, npages,
-					 c->flags, p->pages);
+	ret = gup_kunit_pin_by(c->path, addr, npages, c->flags, p->pages);
 	gup_kunit_pins_got(p, ret);
-	KUNIT_EXPECT_EQ(test, ret, c->path == FAST_ONLY ? 0L : (long)-EFAULT);
+	KUNIT_EXPECT_EQ(test, ret,
+			c->path == GUP_KUNIT_FAST_ONLY ? 0L : (long)-EFAULT);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 	gup_kunit_unpin(p);
 }
