@@ -622,6 +622,38 @@ static unsigned long gup_kunit_movable_faulted_on(struct kunit *test,
 	return 0;
 }
 
+/*
+ * Set up a row of the drain case: the page to pin, mapped at *@addr where
+ * @c puts it, and the bystanders, *@bystander in the other CPU's batch and
+ * *@local in this CPU's. Anything else may drain a batch at any time (a
+ * case's mm torn down late on the other CPU, another task's drain of
+ * every CPU), so return whether all three were where the row needs them
+ * once set up; if not, the caller unmaps them and tries again.
+ */
+static bool gup_kunit_drain_setup(struct kunit *test,
+				  const struct gup_kunit_drain_case *c,
+				  int other, int home, unsigned long *addr,
+				  unsigned long *bystander, unsigned long *local)
+{
+	*bystander = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW,
+				    GUP_KUNIT_ANON);
+	gup_kunit_on_cpu(test, other);
+	gup_kunit_fill(test, *bystander, 1);
+	gup_kunit_on_cpu(test, home);
+
+	*addr = gup_kunit_movable_faulted_on(test, c->target ==
+					     GUP_KUNIT_BATCHED_THERE ? other :
+					     home, home);
+	if (c->target == GUP_KUNIT_ON_LRU)
+		lru_add_drain();
+	*local = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW, GUP_KUNIT_ANON);
+	gup_kunit_fill(test, *local, 1);
+	return gup_kunit_lru_batched(gup_kunit_user_folio(test, *addr)) ==
+	       (c->target != GUP_KUNIT_ON_LRU) &&
+	       gup_kunit_lru_batched(gup_kunit_user_folio(test, *bystander)) &&
+	       gup_kunit_lru_batched(gup_kunit_user_folio(test, *local));
+}
+
 static void pin_user_pages_longterm_drains_only_the_lru_batches_it_needs(struct kunit *test)
 {
 	const struct gup_kunit_drain_case *c = test->param_value;
@@ -632,30 +664,19 @@ static void pin_user_pages_longterm_drains_only_the_lru_batches_it_needs(struct 
 	unsigned long addr, bystander, local;
 	bool local_drained = c->target != GUP_KUNIT_ON_LRU ||
 			     gup_kunit_migration_drains_this_cpu();
-	struct folio *folio;
+	int tries;
 	long ret;
 
-	bystander = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW,
-				   GUP_KUNIT_ANON);
-	gup_kunit_on_cpu(test, other);
-	gup_kunit_fill(test, bystander, 1);
-	gup_kunit_on_cpu(test, home);
-
-	addr = gup_kunit_movable_faulted_on(test, c->target ==
-					    GUP_KUNIT_BATCHED_THERE ? other :
-					    home, home);
-	folio = gup_kunit_user_folio(test, addr);
-	if (c->target == GUP_KUNIT_ON_LRU)
-		lru_add_drain();
-	local = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW, GUP_KUNIT_ANON);
-	gup_kunit_fill(test, local, 1);
-	KUNIT_ASSERT_EQ(test, gup_kunit_lru_batched(folio),
-			c->target != GUP_KUNIT_ON_LRU);
-	KUNIT_ASSERT_TRUE(test,
-			  gup_kunit_lru_batched(gup_kunit_user_folio(test,
-								     bystander)));
+	for (tries = 1; !gup_kunit_drain_setup(test, c, other, home, &addr,
+					       &bystander, &local); tries++) {
+		KUNIT_ASSERT_LT_MSG(test, tries, 8,
+				    "a batch was drained under the case %d times",
+				    tries);
+		vm_munmap(addr, PAGE_SIZE);
+		vm_munmap(bystander, PAGE_SIZE);
+		vm_munmap(local, PAGE_SIZE);
+	}
 	watch.folio = gup_kunit_user_folio(test, local);
-	KUNIT_ASSERT_TRUE(test, gup_kunit_lru_batched(watch.folio));
 
 	KUNIT_ASSERT_EQ(test, register_trace_mm_lru_insertion(gup_kunit_lru_probe,
 							      &watch), 0);
