@@ -761,14 +761,20 @@ def function_mutants(src, func, path, first, last):
 
 
 def read_source(tree, path):
-    full = os.path.join(tree.linux, path)
-    try:
-        with open(full, encoding='utf-8', errors='surrogateescape') as f:
-            return f.read()
-    except OSError as e:
-        raise ToolError('cannot read %s: %s (is the tree prepared? make '
-                        'tree TREE=%s)' % (display(full), e.strerror,
-                                           tree.name))
+    """A file of build/TREE/linux as its git HEAD (the prepared tree) has
+    it: what the working copy holds may be another run's mutant or
+    schema, and the mutants are made against the tree as it is."""
+    proc = subprocess.run(['git', '-C', tree.linux, 'show', 'HEAD:' + path],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        why = proc.stderr.decode(errors='replace').strip().splitlines()
+        raise ToolError('cannot read %s at HEAD: %s (is the tree prepared? '
+                        'make tree TREE=%s)'
+                        % (display(os.path.join(tree.linux, path)),
+                           why[-1] if why else 'git show failed',
+                           tree.name))
+    return proc.stdout.decode('utf-8', errors='surrogateescape')
 
 
 def generate(tree, read=None):

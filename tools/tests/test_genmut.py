@@ -725,6 +725,9 @@ class BuildSchema(unittest.TestCase):
         self.addCleanup(shutil.rmtree, self.tmp)
         os.makedirs(os.path.join(self.tmp, 'mm'))
         Path(self.tmp, 'mm', 'x.c').write_text(FILE)
+        for args in (['init', '-q'], ['add', '-A'],
+                     ['commit', '-q', '-m', 'tree']):
+            fakes.git(self.tmp, *args)
         self.tree = types.SimpleNamespace(name='6.1', linux=self.tmp,
                                           kunit_build=self.tmp)
         self.ms = mutants_of(FILE, 'f')
@@ -971,6 +974,10 @@ class Cli(unittest.TestCase):
         linux = self.tmp / 'build' / '6.1' / 'linux' / 'mm'
         linux.mkdir(parents=True)
         (linux / 'x.c').write_text(FILE)
+        self.linux = linux.parent
+        for args in (['init', '-q'], ['add', '-A'],
+                     ['commit', '-q', '-m', 'tree']):
+            fakes.git(self.linux, *args)
         self.env = fakes.clean_env(GPK_KUNIT=kunit,
                                    GPK_BUILD=self.tmp / 'build',
                                    GPK_RESULTS=self.tmp / 'results')
@@ -1000,6 +1007,14 @@ class Cli(unittest.TestCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(len(list((self.tmp / 'out' / '6.1').iterdir())),
                          len(names))
+
+    def test_mutants_are_made_against_the_tree_not_a_change_in_it(self):
+        """Another run's mutant or schema in the working copy changes
+        nothing: the generator reads the tree's HEAD."""
+        want = self.tool('list', '--tree', '6.1').stdout
+        (self.linux / 'mm' / 'x.c').write_text(FILE.replace('if (', 'if (!'))
+        got = self.tool('list', '--tree', '6.1')
+        self.assertEqual((got.returncode, got.stdout), (0, want))
 
     def test_bad_input_is_one_line(self):
         self.eq.write_text('f+5-negate\n')
