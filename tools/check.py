@@ -18,9 +18,11 @@ kunit/trees, in order), and every line they print names the tree:
             per object)
   matrix    the tree's column of docs/coverage-matrix.md names exactly the
             KUnit cases of the tree
-  mutants   the mutants of kunit/mutants/TREE/ci-subset are all killed
-            (`make mutants` runs the whole catalogue); a tree without a
-            ci-subset is skipped with one line, not counted
+  mutants   every entry of kunit/mutants/TREE/catalogue still applies
+            to the tree (one test: `make mutants` would count one that does
+            not as a failure), and the mutants of kunit/mutants/TREE/ci-subset
+            are all killed (`make mutants` runs the whole catalogue); a tree
+            without a ci-subset is skipped with one line, not counted
   genmut    the CI sample of the generated mutants (`tools/genmut.py run
             --sample`: 20 mutants of the pin core's .c files, chosen by the
             seed SAMPLE_SEED of tools/genmut.py; `make mutants-generated`
@@ -333,10 +335,17 @@ def step_mutants(t, tree, state):
     cat = mutate.catalogue_path(tree)
     names = read_names(subset)
     try:
-        known = {m['name'] for m in mutate.load_catalogue(cat)}
+        mutants = mutate.load_catalogue(cat)
     except ToolError as e:
         t.add(step, 'catalogue', False, str(e))
         return
+    known = {m['name'] for m in mutants}
+    stale = [m['name'] for m in mutants
+             if mutate.git(tree.linux, 'apply', '--check', '-',
+                           stdin=m['text']).returncode != 0]
+    t.add(step, 'catalogue applies', not stale,
+          '%d of %d entries of %s no longer apply to the tree: %s'
+          % (len(stale), len(mutants), display(cat), ', '.join(stale[:5])))
     missing = [n for n in names if n not in known]
     if missing:
         t.add(step, 'ci-subset', False, '%s names %s, which %s does not '

@@ -370,9 +370,12 @@ def load_mutant(path):
 def parse_catalogue(text, path='catalogue'):
     """The mutants of a catalogue's text, in file order: a dict each
     (make_mutant()). Before the first 'Mutant: NAME' line only '#'
-    comments and blank lines may stand; an entry ends at the next Mutant:
-    line, its trailing blank lines dropped. ToolError, naming the line,
-    on a bad or repeated name, stray text or an entry without a diff."""
+    comments and blank lines may stand; an entry is every line up to the
+    next Mutant: line, kept as it is: an empty line at the end of a diff
+    may be its last context line (an empty source line whose ' ' an
+    editor dropped), and a blank line after a complete hunk is one that
+    git apply passes over. ToolError, naming the line, on a bad or
+    repeated name, stray text or an entry without a diff."""
     out, seen = [], {}
     name = start = None
     body = []
@@ -380,8 +383,6 @@ def parse_catalogue(text, path='catalogue'):
     def close():
         if name is None:
             return
-        while body and not body[-1].strip():
-            body.pop()
         out.append(make_mutant(name, path, ''.join(body),
                                '%s:%d (%s)' % (display(path), start, name)))
 

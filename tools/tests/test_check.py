@@ -77,7 +77,11 @@ class StepMutantsSubset(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             Path(tmp, 'catalogue').write_text(catalogue)
             Path(tmp, 'ci-subset').write_text(subset)
-            tree = mock.Mock(mutants=tmp, results='/r/6.1')
+            linux = Path(tmp, 'linux')
+            linux.mkdir()
+            Path(linux, 'f').write_text('a\n')
+            fakes.git(linux, 'init', '-q')
+            tree = mock.Mock(mutants=tmp, results='/r/6.1', linux=str(linux))
             tree.name = '6.1'
             t = check.Tally()
             ran = []
@@ -92,11 +96,19 @@ class StepMutantsSubset(unittest.TestCase):
     def test_runs_the_names_of_the_subset(self):
         t, ran = self.run_step('Mutant: 001-a\n' + PATCH +
                                'Mutant: 002-b\n' + PATCH, '002-b\n')
-        self.assertEqual(t.failures, [])
+        self.assertEqual((t.failures, t.passed), ([], 1))
         cmd = ran[0][5]
         self.assertEqual(cmd[-1], '002-b')
         self.assertIn('--tree', cmd)
         self.assertEqual(ran[0][-1], 'CI subset of 1')
+
+    def test_an_entry_that_no_longer_applies_fails_one_test(self):
+        t, ran = self.run_step('Mutant: 001-a\n' + PATCH + 'Mutant: 002-b\n' +
+                               PATCH.replace('-a', '-z'), '001-a\n')
+        self.assertEqual((t.passed, t.failed), (0, 1))
+        self.assertIn('catalogue applies: 1 of 2 entries', t.failures[0])
+        self.assertIn(': 002-b', t.failures[0])
+        self.assertEqual(len(ran), 1)
 
     def test_a_name_not_in_the_catalogue_fails_the_step(self):
         t, ran = self.run_step('Mutant: 001-a\n' + PATCH, '001-a\n009-z\n')

@@ -129,7 +129,7 @@ class CatalogueTest(unittest.TestCase):
                 'Mutant: 001-a\n' + PATCH.replace('+c', '+e'))
         ms = self.parse(text)
         self.assertEqual([m['name'] for m in ms], ['002-b', '001-a'])
-        self.assertEqual(ms[0]['text'], PATCH)
+        self.assertEqual(ms[0]['text'], PATCH + '\n\n')
         self.assertEqual(ms[1]['text'], PATCH.replace('+c', '+e'))
         self.assertEqual(ms[0]['header']['models'], 'off-by-one in the bias')
         self.assertEqual(ms[0]['files'], [('mm/gup.c', 'modify')])
@@ -564,6 +564,24 @@ class GitTreeTest(unittest.TestCase):
         with open(os.path.join(build, 'vmlinux')) as f:
             self.assertEqual(f.read(), 'good')
         self.assertEqual(mu.tree_changes(self.tree), [])
+
+    def test_an_entry_ending_in_an_empty_context_line_applies(self):
+        """An empty last context line (an empty source line whose ' ' an
+        editor dropped) is part of the entry, not a separator: 6.12's
+        catalogue mutant 148 is such a diff."""
+        path = os.path.join(self.tree, 'mm', 'gup.c')
+        with open(path, 'w') as f:
+            f.write('a\nb\n\nd\n')
+        subprocess.run(['git', '-C', self.tree, '-c', 'user.name=t',
+                        '-c', 'user.email=t@t', '-c', 'commit.gpgsign=false',
+                        'commit', '-qam', 'blank'], check=True)
+        diff = ('Subject: s\nModels: m\n\n--- a/mm/gup.c\n+++ b/mm/gup.c\n'
+                '@@ -1,3 +1,3 @@\n a\n-b\n+c\n\n')
+        m = mu.parse_catalogue('Mutant: 148-x\n' + diff +
+                               '\nMutant: 149-y\n' + diff)
+        for entry in m:
+            self.assertIsNone(mu.try_apply(self.tree, entry['text']))
+            mu.restore(self.tree, entry['files'])
 
     def test_noapply_leaves_tree_clean(self):
         err = mu.try_apply(self.tree, PATCH.replace('-b\n', '-zzz\n'))
