@@ -341,8 +341,7 @@ def step_mutants(t, tree, state):
         return
     known = {m['name'] for m in mutants}
     stale = [m['name'] for m in mutants
-             if mutate.git(tree.linux, 'apply', '--check', '-',
-                           stdin=m['text']).returncode != 0]
+             if mutate.apply_error(tree.linux, m['text'], check_only=True)]
     t.add(step, 'catalogue applies', not stale,
           '%d of %d entries of %s no longer apply to the tree: %s'
           % (len(stale), len(mutants), display(cat), ', '.join(stale[:5])))

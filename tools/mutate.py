@@ -440,18 +440,22 @@ def require_clean(tree):
                         'on top of them' % (tree, ', '.join(changes[:3])))
 
 
+def apply_error(tree, text, check_only=False):
+    """git apply (--check with check_only) of a mutant's text in the tree;
+    None if it applies, else git's first line."""
+    proc = git(tree, 'apply', *(['--check'] if check_only else []), '-',
+               stdin=text)
+    if proc.returncode == 0:
+        return None
+    lines = proc.stdout.strip().splitlines()
+    return lines[0] if lines else 'git apply failed'
+
+
 def try_apply(tree, text):
     """git apply --check, then git apply, of a mutant's text. Return None
     or the error line."""
-    chk = git(tree, 'apply', '--check', '-', stdin=text)
-    if chk.returncode != 0:
-        lines = chk.stdout.strip().splitlines()
-        return lines[0] if lines else 'git apply --check failed'
-    app = git(tree, 'apply', '-', stdin=text)
-    if app.returncode != 0:
-        lines = app.stdout.strip().splitlines()
-        return lines[0] if lines else 'git apply failed'
-    return None
+    return apply_error(tree, text, check_only=True) or \
+        apply_error(tree, text)
 
 
 def restore(tree, files):
