@@ -20,8 +20,8 @@
 #                       pin cases), never swap.
 #  secretmem.enable=1   memfd_secret() for gup_pin_secretmem (6.1's default
 #                       is off, 6.12's on).
-#  i8042.noaux i8042.nokbd  no PS/2 probe: its late 'input: ... Mouse' line
-#                       could land inside the KTAP and derail kunit.py.
+#  (No PS/2 probe to turn off: kunitconfig leaves out SERIO, whose late
+#  'input: ... Mouse' line could land inside the KTAP.)
 #
 # $GUP_KUNIT_DISK       the ext4 image of gup_pin_ext4_dma (tools/mkdisk.py;
 #                       tools/run_suite.py makes it and sets this), attached
@@ -45,6 +45,6 @@ CONFIG_SERIAL_8250_CONSOLE=y''',
 			   kernel_command_line='console=ttyS0 oops=panic panic=1 '
 			   'hugepages=16 movablecore=512M vsyscall=emulate '
 			   'memmap=2M!1G brd.rd_nr=2 brd.rd_size=4096 '
-			   'secretmem.enable=1 i8042.noaux i8042.nokbd',
+			   'secretmem.enable=1',
 			   extra_qemu_params=['-bios', 'qboot.rom', '-smp', '2',
 					      '-m', '2048'] + _DRIVE)
