@@ -341,6 +341,30 @@ def source_extents(text, name):
     return out
 
 
+SIGNATURE_RE = re.compile(r'^(?:[A-Za-z_][^(;]*?\b)?([A-Za-z_]\w*)\s*\(')
+
+
+def enclosing_function(text, line):
+    """The name of the function whose definition (in kernel style, as
+    source_extents() finds it) holds line (1-based), or None: outside
+    every function, or in one whose signature is not a plain name
+    followed by its parameter list."""
+    lines = text.splitlines()
+    i = min(line, len(lines)) - 1
+    while i >= 0:
+        ln = lines[i]
+        if ln.rstrip() == '}' and i < line - 1:
+            return None
+        m = SIGNATURE_RE.match(ln)
+        if m:
+            name = m.group(1)
+            for first, last in source_extents(text, name):
+                if first <= line <= last:
+                    return name
+        i -= 1
+    return None
+
+
 # --------------------------------------------------------------------------
 # Kernel sources under kunit/
 # --------------------------------------------------------------------------

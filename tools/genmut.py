@@ -1382,7 +1382,8 @@ def schema_texts(tree, originals, active, ids):
     return out, refused
 
 
-def build_schema(tree, todo, ids, jobs, touch=(), mtimes=None):
+def build_schema(tree, todo, ids, jobs, touch=(), mtimes=None,
+                 tool=TOOL):
     """Write the schema of the mutants todo into the tree and compile its
     objects, dropping what does not compile. Return (active mutants,
     {name: nocompile detail}, {name: why it runs from its patch}). The
@@ -1460,7 +1461,7 @@ def build_schema(tree, todo, ids, jobs, touch=(), mtimes=None):
                 fallback[m.name] = ('compiles alone, not in the schema: ' +
                                     first_error(out))
             print('%s: %s:   %s %s' % (
-                TOOL, tree.name, m.name, 'NOCOMPILE' if rc1 else
+                tool, tree.name, m.name, 'NOCOMPILE' if rc1 else
                 'runs from its patch (fails only in the schema)'),
                 flush=True)
         active = [m for m in active if m.name not in nocompile and
@@ -1486,12 +1487,16 @@ def schema_entry(lm, sha, ident):
     return e
 
 
-def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
-    """Run the .c mutants todo (Mutant) in one schema kernel: build it,
-    run it once with gup_mutant=0 (the baseline of these runs), then once
-    per mutant with gup_mutant=N, under mutate's kill rules. Return
-    (entries, kept ones first; the Mutants that must run from their
-    patches instead)."""
+def run_schemata(tree, todo, loaded, results, args, runs, kept, write,
+                 tool=TOOL):
+    """Run the .c mutants todo in one schema kernel: build it, run it
+    once with gup_mutant=0 (the baseline of these runs), then once per
+    mutant with gup_mutant=N, under mutate's kill rules. A mutant of todo
+    is a Mutant, or anything with its name, function, file, line, old,
+    new and header (tools/mutate.py --mode schema gives catalogue
+    mutants so); loaded[name] is its mutate.load_mutant() dict. tool
+    starts the lines printed. Return (entries, kept ones first; the
+    mutants that must run from their patches instead)."""
     entries = list(kept)
     linux = tree.linux
     ids = {m.name: i for i, m in enumerate(todo, 1)}
@@ -1508,7 +1513,7 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
         raise ToolError('%s: no kernel configured in %s to build a schema '
                         'in; run make test TREE=%s first'
                         % (tree.name, display(tree.kunit_build), tree.name))
-    with mutate.BuildLock(TOOL):
+    with mutate.BuildLock(tool):
         mutate.require_clean(linux)
         # As mutate.run_one() for a header mutant: old mtimes back at the
         # end, and the build directory as it was (a copy).
@@ -1519,7 +1524,7 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
             if headers:
                 snap = mutate.snapshot_build(tree.kunit_build)
             active, nocompile, fallback = build_schema(
-                tree, todo, ids, args.jobs, touch, mtimes)
+                tree, todo, ids, args.jobs, touch, mtimes, tool)
             for m in todo:
                 if m.name in nocompile:
                     e = schema_entry(loaded[m.name], sha, ids[m.name])
@@ -1530,7 +1535,7 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
                 return entries, [m for m in todo if m.name in fallback]
             print('%s: %s: schema of %d mutants in %s compiled in %.0fs; '
                   'building and running it with %s=0'
-                  % (TOOL, tree.name, len(active),
+                  % (tool, tree.name, len(active),
                      ', '.join(p for p, _ in files),
                      time.monotonic() - t0, _schemata.VAR), flush=True)
             rdir = os.path.join(results, runs, SCHEMA_BASELINE)
@@ -1548,14 +1553,14 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
             if baseline.failures:
                 print('%s: %s: the schema kernel fails without a mutant '
                       '(not counted as kills): %s'
-                      % (TOOL, tree.name, ', '.join(baseline.describe())),
+                      % (tool, tree.name, ', '.join(baseline.describe())),
                       flush=True)
             print('%s: %s: schema kernel ready after %.0fs'
-                  % (TOOL, tree.name, time.monotonic() - t0), flush=True)
+                  % (tool, tree.name, time.monotonic() - t0), flush=True)
             for i, m in enumerate(active, 1):
                 lm = loaded[m.name]
                 print('%s: %s: [%d/%d] %s=%d %s (%s)'
-                      % (TOOL, tree.name, i, len(active), _schemata.VAR,
+                      % (tool, tree.name, i, len(active), _schemata.VAR,
                          ids[m.name], m.name, lm['header']['subject']),
                       flush=True)
                 t1 = time.monotonic()
@@ -1576,7 +1581,7 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
                 e['cases'] = cases
                 e['seconds'] = round(time.monotonic() - t1, 1)
                 entries.append(e)
-                print('%s:   %s %s  %.1fs' % (TOOL, m.name,
+                print('%s:   %s %s  %.1fs' % (tool, m.name,
                                               mutate.console_verdict(e),
                                               e['seconds']), flush=True)
                 write(entries, baseline)
@@ -1590,7 +1595,7 @@ def run_schemata(tree, todo, loaded, results, args, runs, kept, write):
             mutate.restore_build(tree.kunit_build, snap)
     write(entries, baseline)
     print('%s: %s: schema run of %d mutants took %.0fs' % (
-        TOOL, tree.name, len(active), time.monotonic() - t0), flush=True)
+        tool, tree.name, len(active), time.monotonic() - t0), flush=True)
     return entries, [m for m in todo if m.name in fallback]
 
 

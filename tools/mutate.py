@@ -67,6 +67,15 @@ survived + noapply + nocompile + equivalent that was killed, and a tree
 that could not be prepared or run counts as one failure. The exit status
 is 1 if any failed.
 
+--mode schema (what make check runs on its CI subset): a mutant that is
+one hunk of one .c file, inside one function, joins a mutant schema
+(tools/_schemata.py, as tools/genmut.py runs its generated mutants): each
+function it changes gets a copy per mutant, the kernel is built once and
+booted once per mutant with gup_mutant=N on its command line, under the
+same kill rules, against a baseline boot of that kernel with gup_mutant=0.
+A mutant then costs a boot, not an incremental build and a boot. The other
+mutants (headers, several hunks or files) run from their patches as above.
+
 --rescore builds nothing: it recomputes the statuses of an earlier run
 from RESULTS/mutants.json and RESULTS/mutants/*/summary.json (after a
 change of the kill rules or of a mutant's Equivalent header).
@@ -81,11 +90,12 @@ import signal
 import subprocess
 import sys
 import time
+import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
-                     add_tree_argument, die, display, interrupt_on_sigterm,
-                     kernel_sources, selected_trees)
+                     add_tree_argument, die, display, enclosing_function,
+                     interrupt_on_sigterm, kernel_sources, selected_trees)
 
 TOOL = 'mutate'
 RUN_SUITE = os.path.join(ROOT, 'tools', 'run_suite.py')
@@ -94,6 +104,7 @@ CATALOGUE = 'catalogue'
 MUTANT_LINE = re.compile(r'Mutant:(.*)$')
 NAME_RE = re.compile(r'\d{3}-[a-z0-9]+(-[a-z0-9]+)*$')
 HEADER_KEYS = ('subject', 'models', 'equivalent')
+HUNK_RE = re.compile(r'^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@')
 
 
 # ------------------------------------------------------------------ pure
@@ -163,6 +174,85 @@ def touched_files(text):
         if item[0] not in [p for p, _k in out]:
             out.append(item)
     return out
+
+
+def diff_hunks(text):
+    """[(path, old start line, [(tag, line)])] of the hunks of the unified
+    diff in text, tag ' ', '-' or '+'. A hunk ends when its line counts
+    are met; an empty line in it is an empty context line, and a
+    '\\ No newline' marker is passed over."""
+    out = []
+    lines = text.split('\n')
+    path = None
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        i += 1
+        if ln.startswith('+++ '):
+            path = _strip_prefix(ln[4:])
+            continue
+        m = HUNK_RE.match(ln)
+        if not m or path is None:
+            continue
+        n_old = int(m.group(2)) if m.group(2) is not None else 1
+        n_new = int(m.group(4)) if m.group(4) is not None else 1
+        body = []
+        while (n_old > 0 or n_new > 0) and i < len(lines):
+            ln = lines[i]
+            if ln.startswith('\\'):
+                i += 1
+                continue
+            tag = ln[:1] or ' '
+            if tag not in ' -+':
+                break
+            body.append((tag, ln[1:]))
+            n_old -= tag != '+'
+            n_new -= tag != '-'
+            i += 1
+        out.append((path, int(m.group(1)), body))
+    return out
+
+
+def schema_mutant(m, read):
+    """The catalogue mutant m as a mutant that a mutant schema can hold
+    (tools/genmut.py run_schemata(): name, function, file, line, old,
+    new, header), and ''; or None and why it must run from its patch.
+    It must be one hunk of one .c file whose change lies inside one
+    function of the file as read(path) gives it (the tree's HEAD)."""
+    files = m['files']
+    if len(files) != 1 or files[0][1] != 'modify' or \
+       not files[0][0].endswith('.c'):
+        return None, 'it does not change exactly one .c file'
+    hunks = diff_hunks(m['text'])
+    if len(hunks) != 1:
+        return None, 'its diff has %d hunks' % len(hunks)
+    path, start, body = hunks[0]
+    changed = [i for i, (tag, _ln) in enumerate(body) if tag != ' ']
+    if not changed:
+        return None, 'its hunk changes nothing'
+    a, b = changed[0], changed[-1]
+    old_side = [ln for tag, ln in body if tag != '+']
+    lines = read(path).split('\n')
+    at = start - 1
+    if lines[at:at + len(old_side)] != old_side:
+        # As git apply: the match nearest to where the hunk says.
+        hits = sorted((abs(k - at), k) for k in range(len(lines))
+                      if lines[k:k + len(old_side)] == old_side)
+        if not hits or (len(hits) > 1 and hits[0][0] == hits[1][0]):
+            return None, 'its hunk does not match %s as the tree has it' % path
+        at = hits[0][1]
+    first = at + 1 + sum(1 for tag, _ln in body[:a] if tag != '+')
+    old = [ln for tag, ln in body[a:b + 1] if tag != '+']
+    new = [ln for tag, ln in body[a:b + 1] if tag != '-']
+    text = '\n'.join(lines)
+    # The lines it changes, or the two an insertion goes between.
+    ends = (first, first + len(old) - 1) if old else (first - 1, first)
+    funcs = set(enclosing_function(text, n) for n in ends)
+    if len(funcs) != 1 or None in funcs:
+        return None, 'its change is not inside one function'
+    return types.SimpleNamespace(name=m['name'], function=funcs.pop(),
+                                 file=path, line=first, old=old, new=new,
+                                 header=False), ''
 
 
 def failing_cases(summary):
@@ -778,7 +868,44 @@ def run_tree(tree, mutants, args, results):
     ToolError on a tool failure."""
     if args.rescore:
         return rescore(mutants, results)
+    if args.mode == 'schema':
+        return run_in_schema(tree, mutants, args, results)
     return run_mutants(tree, mutants, results, args.timeout, args.jobs)
+
+
+def run_in_schema(tree, mutants, args, results):
+    """--mode schema: the mutants that schema_mutant() accepts run in one
+    mutant schema kernel (tools/genmut.py run_schemata(): one build, one
+    boot per mutant, under this module's kill rules against the schema
+    kernel's own baseline run); the others, and any that the schema
+    cannot hold, run from their patches as in --mode patch. Return the
+    entries, the schema's first."""
+    import genmut
+    import prepare_tree
+    with BuildLock(TOOL):
+        prepare_tree.prepare(tree, quiet=True)
+    in_schema, alone = [], []
+    for m in mutants:
+        sm, why = schema_mutant(m, lambda p: genmut.read_source(tree, p))
+        if sm is None:
+            print('%s: %s: %s runs from its patch: %s'
+                  % (TOOL, tree.name, m['name'], why), flush=True)
+            alone.append(m['name'])
+        else:
+            in_schema.append(sm)
+
+    def write(es, base):
+        write_reports(es, results, base)
+
+    entries, back = [], []
+    if in_schema:
+        entries, back = genmut.run_schemata(
+            tree, in_schema, {m['name']: m for m in mutants}, results, args,
+            'mutants', [], write, tool=TOOL)
+    alone += [m.name for m in back]
+    return run_mutants(tree, [m for m in mutants if m['name'] in alone],
+                       results, args.timeout, args.jobs, kept=entries,
+                       write=write)
 
 
 def run_mutants(tree, mutants, results, timeout, jobs, runs='mutants',
@@ -850,8 +977,18 @@ def main(argv=None):
                     help='build jobs (default: run_suite default)')
     ap.add_argument('--rescore', action='store_true',
                     help='build nothing: recompute the statuses from the '
-                    'summary.json files of an earlier run in RESULTS')
+                    'summary.json files of an earlier run in RESULTS '
+                    '(of --mode patch)')
+    ap.add_argument('--mode', choices=('patch', 'schema'), default='patch',
+                    help='patch (default): build and boot each mutant '
+                    'alone; schema: the mutants of one hunk in one function '
+                    'of a .c file in one kernel, chosen at boot '
+                    '(tools/_schemata.py), the others alone; what make '
+                    'check runs')
     args = ap.parse_args(argv)
+    if args.rescore and args.mode == 'schema':
+        die(TOOL, '--rescore reads a run of --mode patch; not with --mode '
+            'schema', 2)
     trees = selected_trees(TOOL, args.tree)
     interrupt_on_sigterm()
     try:

@@ -590,5 +590,107 @@ class GitTreeTest(unittest.TestCase):
         mu.require_clean(self.tree)
 
 
+SCHEMA_SRC = """#include <x.h>
+
+static int
+add(int a, int b)
+{
+\tint c = a + b;
+
+\treturn c;
+}
+
+int twice(int a)
+{
+\treturn add(a, a);
+}
+"""
+
+
+def schema_entry(hunks, path='mm/f.c'):
+    return mu.make_mutant('001-x', 'cat', 'Subject: s\n\n--- a/%s\n'
+                              '+++ b/%s\n%s' % (path, path, hunks), 'x')
+
+
+class SchemaMutant(unittest.TestCase):
+    """A catalogue entry as a mutant of a schema: the lines it replaces,
+    by what, in which function; or why it runs from its patch."""
+
+    def conv(self, hunks, path='mm/f.c', src=SCHEMA_SRC):
+        return mu.schema_mutant(schema_entry(hunks, path),
+                                    lambda p: src)
+
+    def test_a_change_in_a_function_is_its_lines_and_function(self):
+        sm, why = self.conv('@@ -5,4 +5,4 @@\n {\n-\tint c = a + b;\n'
+                            '+\tint c = a - b;\n \n \treturn c;\n')
+        self.assertEqual(why, '')
+        self.assertEqual((sm.function, sm.file, sm.line, sm.old, sm.new,
+                          sm.header),
+                         ('add', 'mm/f.c', 6, ['\tint c = a + b;'],
+                          ['\tint c = a - b;'], False))
+
+    def test_a_hunk_that_moved_is_found_where_git_apply_finds_it(self):
+        sm, _why = self.conv('@@ -1,3 +1,2 @@\n {\n-\treturn add(a, a);'
+                             '\n }\n')
+        self.assertEqual((sm.function, sm.line, sm.old, sm.new),
+                         ('twice', 13, ['\treturn add(a, a);'], []))
+
+    def test_an_insertion_lies_between_two_lines_of_its_function(self):
+        sm, _why = self.conv('@@ -7,2 +7,3 @@\n \n+\tc++;\n \treturn c;\n')
+        self.assertEqual((sm.function, sm.line, sm.old, sm.new),
+                         ('add', 8, [], ['\tc++;']))
+
+    def test_what_a_schema_cannot_hold_runs_from_its_patch(self):
+        two = ('@@ -6 +6 @@\n-\tint c = a + b;\n+\tint c = 0;\n'
+               '@@ -13 +13 @@\n-\treturn add(a, a);\n+\treturn 0;\n')
+        for hunks, path, why in (
+                (two, 'mm/f.c', 'its diff has 2 hunks'),
+                ('@@ -1 +1 @@\n-#include <x.h>\n+#include <y.h>\n',
+                 'mm/f.c', 'its change is not inside one function'),
+                ('@@ -9,3 +9,2 @@\n }\n-\n int twice(int a)\n', 'mm/f.c',
+                 'its change is not inside one function'),
+                ('@@ -6 +6 @@\n-\tint c = a + b;\n+\tint c = 0;\n',
+                 'mm/f.h', 'it does not change exactly one .c file'),
+                ('@@ -3,2 +3,3 @@\n static int\n+/* x */\n add(int a, int '
+                 'b)\n', 'mm/f.c', 'its change is not inside one function'),
+                ('@@ -6 +6 @@\n-\tint c = a * b;\n+\tint c = 0;\n',
+                 'mm/f.c', 'its hunk does not match mm/f.c as the tree '
+                 'has it')):
+            sm, got = self.conv(hunks, path)
+            self.assertIsNone(sm, hunks)
+            self.assertEqual(got, why)
+
+    def test_a_hunk_as_near_to_two_places_matches_neither(self):
+        sm, why = self.conv('@@ -3 +3 @@\n-x\n+y\n', src='a\nx\nb\nx\n')
+        self.assertIsNone(sm)
+        self.assertIn('does not match', why)
+
+    def test_every_ci_subset_mutant_of_the_catalogues_fits_a_schema(self):
+        # The entries themselves, parsed: one hunk of one .c file each.
+        for tree in ('6.1', '6.12'):
+            cat = {m['name']: m for m in mu.load_catalogue(
+                str(MUTANTS / tree / 'catalogue'))}
+            for name in common.read_names(str(MUTANTS / tree /
+                                              'ci-subset')):
+                hunks = mu.diff_hunks(cat[name]['text'])
+                self.assertEqual(len(hunks), 1, name)
+                self.assertTrue(hunks[0][0].endswith('.c'), name)
+
+
+class DiffHunks(unittest.TestCase):
+    def test_counts_end_a_hunk_and_an_empty_line_is_context(self):
+        text = ('--- a/f.c\n+++ b/f.c\n@@ -1,3 +1,3 @@\n a\n-b\n+c\n\n'
+                '\n\nstray\n')
+        self.assertEqual(mu.diff_hunks(text),
+                         [('f.c', 1, [(' ', 'a'), ('-', 'b'), ('+', 'c'),
+                                      (' ', '')])])
+
+    def test_no_newline_markers_are_passed_over(self):
+        text = ('--- a/f.c\n+++ b/f.c\n@@ -1 +1 @@\n-a\n'
+                '\\ No newline at end of file\n+b\n')
+        self.assertEqual(mu.diff_hunks(text)[0][2],
+                         [('-', 'a'), ('+', 'b')])
+
+
 if __name__ == '__main__':
     unittest.main()
