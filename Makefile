@@ -58,12 +58,19 @@ test: deps
 	@$(PY) tools/run_suite.py $(RUN_ARGS)
 
 # make test-debug: the same suites on a KASAN / lockdep / kmemleak /
-# DEBUG_PAGEALLOC / page-poisoning kernel, in its own build directory.
+# DEBUG_PAGEALLOC / page-poisoning kernel, in its own build directory,
+# built from its own checkout of the prepared tree (run_suite.py
+# --checkout), which a mutant run in build/TREE/linux does not touch:
+# make check builds it in the background meanwhile, with NO_PREPARE=1
+# (the tree is prepared already, and may carry a mutant).
 DEBUG_KERNEL_ARGS = debug_pagealloc=on page_poison=1 kasan.fault=report
+NO_PREPARE ?=
 
 test-debug: deps
 	@$(PY) tools/run_suite.py $(TREE_ARGS) $(FILTER_ARG) \
+		$(if $(NO_PREPARE),--no-prepare) \
 		--kunitconfig_add kunit/debug.config \
+		--checkout '{build}/linux-debug' \
 		--build_dir '{build}/kunit-debug-x86_64' \
 		--results '{results}/{tree}/debug' \
 		--timeout 600 $(foreach a,$(DEBUG_KERNEL_ARGS) $(KERNEL_ARGS),--kernel_args=$(a))
@@ -101,6 +108,7 @@ audit: deps
 
 clean:
 	rm -rf results build/*/kunit-x86_64 build/*/kunit-debug-x86_64 \
+		build/*/linux-debug \
 		build/*/w1-x86_64 build/*/gcov-x86_64 build/*/am-check \
 		build/*/export-am build/*/mutants-ci.cache build/*/genmut-ci.cache
 

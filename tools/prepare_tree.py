@@ -303,6 +303,40 @@ def sync_sources(tree, state):
     return written
 
 
+def checkout(tree, path):
+    """A second source tree to build from: at path, a git worktree of
+    build/TREE/linux at its HEAD, with the kernel sources of kunit/
+    copied in as sync_sources() copies them. It stays as it is while
+    build/TREE/linux carries a mutant (tools/mutate.py, tools/genmut.py),
+    so a kernel can build from it meanwhile. Made on first use; after
+    that only what changed is written, so that builds from it stay
+    incremental. Return path."""
+    head = git(tree, 'rev-parse', 'HEAD').stdout.strip()
+    # A checkout whose repository went (build/TREE/linux unpacked again)
+    # is made again.
+    if not os.path.exists(os.path.join(path, '.git')) or run(
+            ['git', '-C', path, 'checkout', '-q', '-f', '--detach', head],
+            check=False, timeout=1800).returncode:
+        shutil.rmtree(path, ignore_errors=True)
+        git(tree, 'worktree', 'prune')
+        git(tree, 'worktree', 'add', '-q', '--detach', path, head,
+            timeout=1800)
+    srcs = kernel_sources(tree)
+    # Untracked files (Debian's .gitignore ignores them all): ours.
+    others = run(['git', '-C', path, 'ls-files', '-z', '--others'],
+                 timeout=600).stdout.split('\0')
+    for rel in others:
+        if rel and rel not in srcs:
+            os.unlink(os.path.join(path, rel))
+    for rel, src in sorted(srcs.items()):
+        dst = os.path.join(path, rel)
+        if file_sha(dst) != file_sha(src):
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(src, dst + '.gpk-tmp')
+            os.replace(dst + '.gpk-tmp', dst)
+    return path
+
+
 def reset_hint(tree, commit=''):
     return 'git -C %s reset --hard%s' % (display(tree.linux),
                                          ' ' + commit[:12] if commit else '')

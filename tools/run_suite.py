@@ -38,6 +38,12 @@ with --results given, only if --combined says where.
 {results} (results/); with several trees they must, so that the trees do
 not share a directory. FILTER and --kernel_args apply to every tree.
 
+--checkout DIR builds from DIR instead of build/TREE/linux: a git worktree
+of its HEAD with the kernel sources of kunit/ copied in
+(prepare_tree.checkout()), which a mutant applied to build/TREE/linux does
+not reach. make test-debug builds so, and make check builds the debug
+kernel so in the background while its mutant steps run.
+
 --no-prepare skips tools/prepare_tree.py and only builds build/TREE/linux
 as it is and runs it. It is for tools/mutate.py, which prepares the tree
 once, applies a mutant and must not have prepare_tree refuse its local
@@ -219,6 +225,12 @@ def main():
     ap.add_argument('--no-prepare', dest='prepare', action='store_false',
                     help='build the tree as it is, without prepare_tree '
                     '(for tools/mutate.py; the tree must be prepared)')
+    ap.add_argument('--checkout', metavar='DIR',
+                    help='build from DIR (may name {build}), a git worktree '
+                    'of build/TREE/linux at its HEAD with the kernel '
+                    'sources of kunit/ copied in, made or brought up to '
+                    'date first: a kernel that builds while a mutant run '
+                    'changes build/TREE/linux (make test-debug)')
     ap.add_argument('--no-build', dest='build', action='store_false',
                     help='boot the kernel already built in --build_dir, '
                     'without preparing or building (tools/repeat.py)')
@@ -308,12 +320,16 @@ def run(args, tree, results):
                             '--tree %s first (--no-prepare)'
                             % (display(tree.linux), tree.name))
 
+    src = tree.linux
+    if args.checkout:
+        src = prepare_tree.checkout(tree, tree.expand(args.checkout))
     build_log = os.path.join(results, 'build.log')
     if args.build:
-        print('%s: %s: building (kunit.py build, log %s)'
-              % (TOOL, tree.name, display(build_log)), flush=True)
+        print('%s: %s: building%s (kunit.py build, log %s)'
+              % (TOOL, tree.name, ' from ' + display(src)
+                 if args.checkout else '', display(build_log)), flush=True)
         rc, out = run_logged(kunit_cmd('build', args, tree, build_dir),
-                             tree.linux, build_log, args.build_timeout)
+                             src, build_log, args.build_timeout)
     else:
         rc, out = 0, ''
     t_build = time.monotonic() - t0
@@ -345,7 +361,7 @@ def run(args, tree, results):
     print('%s: %s: running in QEMU: %s' % (TOOL, tree.name, args.filter),
           flush=True)
     t1 = time.monotonic()
-    rc, out = run_logged(cmd, tree.linux, exec_log, args.timeout + 120)
+    rc, out = run_logged(cmd, src, exec_log, args.timeout + 120)
     t_run = time.monotonic() - t1
     for ln in summary_lines(out):
         print(ln)

@@ -239,6 +239,69 @@ class FakeTreeCase(FaultCase):
 
 
 
+class Checkout(unittest.TestCase):
+    """prepare_tree.checkout(): a worktree of the tree's HEAD plus the
+    kernel sources, kept up to date without rewriting what is current."""
+
+    def setUp(self):
+        import fakes
+        from unittest import mock
+        self.pt = fakes.load_tool('prepare_tree')
+        self.tmp = Path(tempfile.mkdtemp(prefix='gpk-checkout-'))
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.linux = self.tmp / 'linux'
+        (self.linux / 'mm').mkdir(parents=True)
+        (self.linux / 'mm' / 'gup.c').write_text('int a;\n')
+        git(self.linux, 'init', '-q')
+        git(self.linux, 'add', '-A')
+        git(self.linux, 'commit', '-q', '-m', 'base')
+        self.kunit = self.tmp / 'kunit'
+        self.kunit.mkdir()
+        (self.kunit / 't.c').write_text('test 1\n')
+        self.srcs = {'mm/gup_kunit.c': str(self.kunit / 't.c')}
+        self.tree = mock.Mock(linux=str(self.linux))
+        patcher = mock.patch.object(self.pt, 'kernel_sources',
+                                    lambda tree: dict(self.srcs))
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        self.co = self.tmp / 'linux-debug'
+
+    def test_head_and_the_sources_but_not_a_mutant_in_the_tree(self):
+        (self.linux / 'mm' / 'gup.c').write_text('int mutant;\n')
+        self.assertEqual(self.pt.checkout(self.tree, str(self.co)),
+                         str(self.co))
+        self.assertEqual((self.co / 'mm' / 'gup.c').read_text(), 'int a;\n')
+        self.assertEqual((self.co / 'mm' / 'gup_kunit.c').read_text(),
+                         'test 1\n')
+
+    def test_an_update_writes_only_what_changed(self):
+        self.pt.checkout(self.tree, str(self.co))
+        (self.co / 'mm' / 'gup.c').write_text('int stray;\n')
+        old = self.co / 'mm' / 'old_kunit.c'
+        old.write_text('gone\n')
+        (self.linux / 'mm' / 'gup.c').write_text('int b;\n')
+        git(self.linux, 'commit', '-q', '-am', 'next')
+        test = self.co / 'mm' / 'gup_kunit.c'
+        os.utime(test, (1, 1))
+        self.pt.checkout(self.tree, str(self.co))
+        self.assertEqual((self.co / 'mm' / 'gup.c').read_text(), 'int b;\n')
+        self.assertFalse(old.exists())
+        self.assertEqual(test.stat().st_mtime, 1)
+        (self.kunit / 't.c').write_text('test 2\n')
+        self.pt.checkout(self.tree, str(self.co))
+        self.assertEqual(test.read_text(), 'test 2\n')
+
+    def test_a_checkout_of_a_tree_made_again_is_made_again(self):
+        self.pt.checkout(self.tree, str(self.co))
+        shutil.rmtree(self.linux / '.git')
+        git(self.linux, 'init', '-q')
+        git(self.linux, 'add', '-A')
+        git(self.linux, 'commit', '-q', '-m', 'unpacked again')
+        self.pt.checkout(self.tree, str(self.co))
+        self.assertEqual(git(self.co, 'log', '--format=%s', '-1'),
+                         'unpacked again')
+
+
 class HarnessLines(unittest.TestCase):
     """Where the harness's obj- lines go in a Makefile of the series."""
 
