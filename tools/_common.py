@@ -175,10 +175,6 @@ class Tree:
     def debug_build(self):
         return os.path.join(self.build, 'kunit-debug-x86_64')
 
-    @property
-    def w1_build(self):
-        return os.path.join(self.build, 'w1-x86_64')
-
     # results/TREE/
     @property
     def results(self):

@@ -1,28 +1,33 @@
 #!/usr/bin/env python3
 """The project's test command (`make check`; .ci/run runs it).
 
-Steps, each counted as tests in the closing line. `tools` runs once; the
-others run for each tree (--tree, repeatable; default every tree of
+Steps, each counted as tests in the closing line, in this order but for
+debug (see there). `tools` runs once; the others run for each tree (--tree, repeatable; default every tree of
 kunit/trees, in order), and every line they print names the tree:
   tools     the tools' own unittest suite (tools/tests)
-  apply     patches/TREE/ applies with git am to a fresh checkout of the
-            pristine tree (one test per patch)
+  apply     patches/TREE/ applies as git am applies it to the pristine
+            tree (git mailinfo, then git apply --cached on an index of the
+            base: no checkout), one test per patch, and one that the result
+            is the prepared tree's series head
   checkpatch  the tree's scripts/checkpatch.pl --strict on every patch of
             patches/TREE/ and every C source of the tree's kernel sources,
             harness included (one test per file; exceptions need an entry
             in docs/checkpatch-exceptions.md)
   kunit     `make test TREE=TREE` (tools/run_suite.py): every KUnit case
             in QEMU
-  w1        a W=1 build of the objects that the series and the kernel
-            sources touch, with no warning on a line they add (one test
-            per object)
+  w1        a W=1 compile of the objects that the series and the kernel
+            sources touch (to assembly, in the kunit build directory, in
+            one make), with no warning on a line they add (one test per
+            object)
   matrix    the tree's column of docs/coverage-matrix.md names exactly the
             KUnit cases of the tree
   mutants   every entry of kunit/mutants/TREE/catalogue still applies
             to the tree (one test: `make mutants` would count one that does
             not as a failure), and the mutants of kunit/mutants/TREE/ci-subset
-            are all killed (`make mutants` runs the whole catalogue); a tree
-            without a ci-subset is skipped with one line, not counted
+            are all killed, run in one mutant schema kernel (tools/mutate.py
+            --mode schema; `make mutants` runs the whole catalogue, each
+            mutant built alone); a tree without a ci-subset is skipped with
+            one line, not counted
   genmut    the CI sample of the generated mutants (`tools/genmut.py run
             --sample`: 20 mutants of the pin core's .c files, chosen by the
             seed SAMPLE_SEED of tools/genmut.py; `make mutants-generated`
@@ -33,7 +38,10 @@ kunit/trees, in order), and every line they print names the tree:
             line, not counted
   debug     `make test-debug TREE=TREE`: every KUnit case again, on the
             KASAN / lockdep / kmemleak / DEBUG_PAGEALLOC kernel (one test
-            per case)
+            per case). It starts right after the kunit step and runs in
+            the background (niced) beside the steps after it: its kernel
+            builds from build/TREE/linux-debug, a checkout of the tree that
+            the mutant steps do not touch; its results come after audit
   coverage  `make coverage TREE=TREE`: gcov of the pin core; one test,
             failed by an unexecuted line that docs/TREE/coverage.md does
             not explain, or by a tool error
@@ -56,8 +64,10 @@ import io
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -146,31 +156,59 @@ def env_changes(before, after, skip=()):
 
 
 def step_apply(t, tree, state, patches):
-    """git am patches/TREE/ on a fresh worktree at the pristine base."""
+    """git am's check of patches/TREE/ without a checkout: each patch is
+    read as git am reads it (git mailinfo: a subject and an author) and
+    applied, in order, with git apply --cached (git am's apply, on the
+    index alone) to an index of the pristine base; then the tree that
+    index holds must be the prepared tree's series head."""
     step = 'apply ' + tree.name
-    am_dir = os.path.join(tree.build, 'am-check')
+    index = os.path.join(tree.build, 'am-check.index')
+    env = dict(os.environ, GIT_INDEX_FILE=index)
     git = ['git', '-C', tree.linux] + prepare_tree.GIT_ID
-    run(git + ['worktree', 'prune'], check=False)
-    if os.path.exists(am_dir):
-        run(git + ['worktree', 'remove', '--force', am_dir], check=False)
-        shutil.rmtree(am_dir, ignore_errors=True)
-    run(git + ['worktree', 'add', '-q', '--detach', am_dir, state['base']],
-        timeout=600)
+    tmp = tempfile.mkdtemp(prefix='gpk-am-check-')
+    ok = True
     try:
-        am = ['git', '-C', am_dir] + prepare_tree.GIT_ID
+        run(git + ['read-tree', state['base']], env=env, timeout=600)
         for p in patches:
-            proc = run(am + ['am', '-q', p], check=False)
             name = os.path.basename(p)
+            msg, diff = os.path.join(tmp, 'msg'), os.path.join(tmp, 'diff')
+            with open(p, 'rb') as f:
+                info = subprocess.run(['git', 'mailinfo', msg, diff],
+                                      stdin=f, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT)
+            head = info.stdout.decode(errors='replace')
+            missing = [k for k in ('Author', 'Subject')
+                       if not re.search(r'^%s: \S' % k, head, re.M)]
+            if info.returncode or missing:
+                ok = False
+                t.add(step, name, False, 'git am cannot read it as a mail '
+                      '(%s)' % ('no ' + ', no '.join(missing) if missing
+                                else head.strip()[:80]))
+                break
+            proc = run(git + ['apply', '--cached', '--whitespace=nowarn',
+                              diff], env=env, check=False)
             if proc.returncode:
-                t.add(step, name, False, 'git am failed: ' +
+                ok = False
+                t.add(step, name, False, 'git apply failed: ' +
                       (proc.stdout.strip().splitlines() or ['?'])[0])
-                run(am + ['am', '--abort'], check=False)
                 break
             t.add(step, name, True)
+        if ok:
+            got = run(git + ['write-tree'], env=env).stdout.strip()
+            want = run(git + ['rev-parse', state['series_head'] +
+                              '^{tree}']).stdout.strip()
+            t.add(step, 'series head', got == want,
+                  'the patches give tree %s, the prepared series head has '
+                  '%s' % (got[:12], want[:12]))
     finally:
-        run(git + ['worktree', 'remove', '--force', am_dir], check=False)
-    print('%s: %d patches on a fresh checkout of %s %s'
-          % (step, len(patches), state['package'], state['version']))
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            os.unlink(index)
+        except FileNotFoundError:
+            pass
+    print('%s: %d patches on the pristine base of %s %s (an index, no '
+          'checkout)' % (step, len(patches), state['package'],
+                         state['version']))
 
 
 def exceptions():
@@ -246,46 +284,83 @@ def own_objects(tree, sources):
     return out
 
 
+W1_CC_RE = re.compile(r'^\s+CC\s+(\S+)\.s$')
+W1_WARNING_RE = re.compile(r'^(\S+?\.[ch]):(\d+):\d+: warning:')
+
+
+def w1_output_by_object(output):
+    """{object: [lines]} of the output of one make -Otarget of .s
+    targets: kbuild's '  CC      dir/name.s' line starts the lines of
+    dir/name.o (with --output-sync, a target's lines come together);
+    lines before the first one (kbuild's prepare) belong to none."""
+    out, cur = {}, None
+    for ln in output.splitlines():
+        m = W1_CC_RE.match(ln)
+        if m:
+            cur = m.group(1) + '.o'
+            out.setdefault(cur, [])
+        elif cur is not None:
+            out[cur].append(ln)
+    return out
+
+
+def w1_new_warnings(lines, linux, kunit_files, added):
+    """The warnings among lines that are the project's: on a line that the
+    series adds, or anywhere in a kernel source of kunit/. A path is as
+    the compiler prints it: absolute, or relative to the tree."""
+    out = []
+    for ln in lines:
+        m = W1_WARNING_RE.match(ln)
+        if not m:
+            continue
+        path = m.group(1)
+        path = os.path.relpath(path if path.startswith('/') else
+                               os.path.join(linux, path), linux)
+        if path in kunit_files or int(m.group(2)) in added.get(path, ()):
+            out.append(ln)
+    return out
+
+
 def step_w1(t, tree, state):
+    """W=1 of the objects the series and the kernel sources touch,
+    compiled to assembly (NAME.s) in the kunit build directory, in one
+    make: the compiler's warnings are those of the object, and NAME.o,
+    which the other steps link, is left as it is. The .s files go first,
+    so that each is compiled again."""
     step = 'w1 ' + tree.name
     added = added_lines(tree, state)
     kunit_files = set(kernel_sources(tree))
     objs = sorted({p[:-2] + '.o' for p in added if p.endswith('.c')} |
                   set(own_objects(tree, kunit_files)))
-    os.makedirs(tree.w1_build, exist_ok=True)
     cfg = os.path.join(tree.kunit_build, '.config')
     if not os.path.exists(cfg):
         t.add(step, 'config', False, 'no %s: run make test TREE=%s first'
               % (display(cfg), tree.name))
         return
-    dst = os.path.join(tree.w1_build, '.config')
-    if not os.path.exists(dst) or open(cfg).read() != open(dst).read():
-        shutil.copyfile(cfg, dst)
-    make = ['make', '-C', tree.linux, 'ARCH=x86_64', 'O=' + tree.w1_build,
-            '-j%d' % (os.cpu_count() or 2)]
-    run(make + ['-s', 'olddefconfig'], timeout=600)
+    targets = [o[:-2] + '.s' for o in objs]
+    for target in targets:
+        try:
+            os.unlink(os.path.join(tree.kunit_build, target))
+        except FileNotFoundError:
+            pass
+    proc = run(['make', '-C', tree.linux, 'ARCH=x86_64',
+                'O=' + tree.kunit_build, '-j%d' % (os.cpu_count() or 2),
+                '--output-sync=target', 'W=1'] + targets,
+               check=False, timeout=3600)
+    by_obj = w1_output_by_object(proc.stdout)
     for obj in objs:
-        proc = run(make + ['W=1', obj], check=False, timeout=3600)
-        if proc.returncode:
-            err = [ln for ln in proc.stdout.splitlines() if 'error' in ln]
+        lines = by_obj.get(obj)
+        built = os.path.exists(os.path.join(tree.kunit_build,
+                                            obj[:-2] + '.s'))
+        if lines is None or not built:
+            err = [ln for ln in (lines or proc.stdout.splitlines())
+                   if 'error' in ln]
             t.add(step, obj, False, 'build failed: %s' % (err[:1] or '?'))
             continue
-        new = []
-        for ln in proc.stdout.splitlines():
-            m = re.match(r'(?:\S*/)?((?:[\w.-]+/)*[\w.-]+\.[ch]):(\d+):'
-                         r'\d+: warning:', ln)
-            if not m:
-                continue
-            path = os.path.relpath(
-                os.path.join(tree.linux, ln.split(':', 1)[0]), tree.linux) \
-                if not ln.startswith('/') else \
-                os.path.relpath(ln.split(':', 1)[0], tree.linux)
-            if path in kunit_files or \
-               int(m.group(2)) in added.get(path, ()):
-                new.append(ln)
+        new = w1_new_warnings(lines, tree.linux, kunit_files, added)
         t.add(step, obj, not new, '%d new warnings, first: %s'
               % (len(new), new[0]) if new else '')
-    print('%s: %d objects built with W=1' % (step, len(objs)))
+    print('%s: %d objects compiled with W=1' % (step, len(objs)))
 
 
 def step_matrix(t, tree):
@@ -351,9 +426,10 @@ def step_mutants(t, tree, state):
               'hold' % (display(subset), missing[0], display(cat)))
         return
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'mutate.py'),
-           '--tree', tree.name, '--results',
+           '--tree', tree.name, '--mode', 'schema', '--results',
            os.path.join(tree.results, 'mutants-ci')] + names
-    paths = [cat, subset]
+    paths = [cat, subset] + [os.path.join(ROOT, 'tools', f)
+                             for f in ('genmut.py', '_schemata.py')]
     cached_mutant_run(t, step, tree, mutants_key(tree, state, paths),
                       'mutants-ci.cache', cmd, 'mutate',
                       'CI subset of %d' % len(names))
@@ -430,11 +506,17 @@ def cached_mutant_run(t, step, tree, key, cache_name, cmd, tool, what):
 
 def run_counted(t, step, what, cmd):
     """Run a tool whose last line is 'N passed, N failed, N skipped' and
-    add its counts; a tool that does not report them, or exits non-zero
-    with nothing failed, is one failure of its own."""
+    add its counts (add_counted())."""
     proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
-    lines = proc.stdout.rstrip('\n').splitlines()
+    add_counted(t, step, what, proc.returncode, proc.stdout)
+
+
+def add_counted(t, step, what, returncode, output):
+    """Print the output of a tool whose last line is 'N passed, N failed,
+    N skipped' and add its counts; a tool that does not report them, or
+    exits non-zero with nothing failed, is one failure of its own."""
+    lines = output.rstrip('\n').splitlines()
     for ln in lines[:-1]:
         print(ln)
     m = re.match(r'(\d+) passed, (\d+) failed, (\d+) skipped$',
@@ -449,8 +531,8 @@ def run_counted(t, step, what, cmd):
     t.skipped += int(m.group(3))
     if int(m.group(2)):
         t.failures.append('%s: %s failed' % (step, m.group(2)))
-    if proc.returncode and not int(m.group(2)):
-        t.add(step, 'run', False, '%s exited %d' % (what, proc.returncode))
+    if returncode and not int(m.group(2)):
+        t.add(step, 'run', False, '%s exited %d' % (what, returncode))
     print('%s: %s' % (step, lines[-1]))
 
 
@@ -463,13 +545,63 @@ def step_kunit(t, tree, args):
                 cmd)
 
 
-def step_debug(t, tree, args):
-    """make test-debug: the suites on the KASAN/lockdep/kmemleak kernel."""
-    cmd = ['make', '-s', '-C', ROOT, 'test-debug', 'TREE=' + tree.name]
+class Background:
+    """A command that runs beside the steps that follow it, niced, its
+    output kept in a file until finish() collects it."""
+
+    def __init__(self, cmd):
+        self.log = tempfile.TemporaryFile(mode='w+', errors='replace')
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen(['nice', '-n', '10'] + cmd, text=True,
+                                     stdout=self.log,
+                                     stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+
+    def finish(self):
+        """Wait for it; return (exit status, output, seconds it ran)."""
+        rc = self.proc.wait()
+        self.log.seek(0)
+        out = self.log.read()
+        self.log.close()
+        return rc, out, time.monotonic() - self.t0
+
+    def stop(self):
+        """Kill it and what it started, if it still runs."""
+        if self.proc.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 30)):
+            try:
+                os.killpg(self.proc.pid, sig)
+                self.proc.wait(timeout=wait)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self.log.close()
+
+
+def start_debug(tree, args):
+    """make test-debug TREE=TREE in the background: the debug kernel
+    builds from its own checkout of the tree (make test-debug's
+    --checkout) while the mutant steps change build/TREE/linux; the tree
+    is prepared already (NO_PREPARE=1)."""
+    cmd = ['make', '-s', '-C', ROOT, 'test-debug', 'TREE=' + tree.name,
+           'NO_PREPARE=1']
     if args.filter:
         cmd.append('FILTER=' + args.filter)
-    run_counted(t, 'debug ' + tree.name, 'make test-debug TREE=%s'
-                % tree.name, cmd)
+    return Background(cmd)
+
+
+def step_debug(t, tree, job):
+    """The debug kernel's results: the suites on the KASAN/lockdep/
+    kmemleak kernel that start_debug() started."""
+    rc, out, seconds = job.finish()
+    add_counted(t, 'debug ' + tree.name, 'make test-debug TREE=%s'
+                % tree.name, rc, out)
+    print('debug %s: built and run in the background in %.0fs'
+          % (tree.name, seconds))
 
 
 def step_coverage(t, tree):
@@ -531,25 +663,35 @@ def check_tree(t, tree, args):
     finally:
         step_time(tree.name, 'prepare', t0)
     patches = prepare_tree.series_files(tree)
+    jobs = {}
     steps = [('apply', lambda: step_apply(t, tree, state, patches)),
              ('checkpatch', lambda: step_checkpatch(t, tree, patches)),
              ('kunit', lambda: step_kunit(t, tree, args)),
+             # Two cores: the debug kernel's cold build takes what the
+             # mostly single-threaded steps below leave.
+             ('debug start', lambda: jobs.update(
+                 debug=start_debug(tree, args))),
              ('w1', lambda: step_w1(t, tree, state)),
              ('matrix', lambda: step_matrix(t, tree)),
              ('mutants', lambda: step_mutants(t, tree, state)),
              ('genmut', lambda: step_genmut(t, tree, state)),
-             ('debug', lambda: step_debug(t, tree, args)),
              ('coverage', lambda: step_coverage(t, tree)),
-             ('audit', lambda: step_audit(t, tree))]
-    for name, fn in steps:
-        if name in skip:
-            continue
-        t0 = time.monotonic()
-        try:
-            fn()
-        except ToolError as e:
-            t.add('%s %s' % (name, tree.name), 'run', False, str(e))
-        step_time(tree.name, name, t0)
+             ('audit', lambda: step_audit(t, tree)),
+             ('debug', lambda: step_debug(t, tree, jobs.pop('debug')))]
+    try:
+        for name, fn in steps:
+            if name.split()[0] in skip:
+                continue
+            t0 = time.monotonic()
+            try:
+                fn()
+            except ToolError as e:
+                t.add('%s %s' % (name, tree.name), 'run', False, str(e))
+            if name != 'debug start':
+                step_time(tree.name, name, t0)
+    finally:
+        for job in jobs.values():
+            job.stop()
     return None if 'kunit' in skip else ''
 
 

@@ -6,6 +6,7 @@ import io
 import os
 import sys
 import tempfile
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -120,6 +121,250 @@ class StepMutantsSubset(unittest.TestCase):
         t, ran = self.run_step('Mutant: 001-a\n', '001-a\n')
         self.assertEqual((t.failed, ran), (1, []))
         self.assertIn('holds no unified diff', t.failures[0])
+
+
+MAIL = """From: A U Thor <author@example.org>
+Subject: [PATCH] f: %(subject)s
+
+Why.
+
+---
+diff --git a/f b/f
+--- a/f
++++ b/f
+@@ -1 +1 @@
+-%(old)s
++%(new)s
+"""
+
+
+class StepApply(unittest.TestCase):
+    """The series is checked as git am reads and applies it, on an index
+    of the pristine base, without a checkout."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp(prefix='gpk-apply-'))
+        self.linux = self.tmp / 'linux'
+        self.linux.mkdir()
+        Path(self.linux, 'f').write_text('a\n')
+        fakes.git(self.linux, 'init', '-q')
+        fakes.git(self.linux, 'add', 'f')
+        fakes.git(self.linux, 'commit', '-q', '-m', 'base')
+        self.base = fakes.git(self.linux, 'rev-parse', 'HEAD')
+        self.patches = []
+        self.add_patch('a to b', 'a', 'b')
+        self.add_patch('b to c', 'b', 'c')
+        # The prepared tree: the series applied with git am.
+        for p in self.patches:
+            fakes.git(self.linux, 'am', '-q', p)
+        self.head = fakes.git(self.linux, 'rev-parse', 'HEAD')
+
+    def tearDown(self):
+        import shutil
+        shutil.rmtree(self.tmp)
+
+    def add_patch(self, subject, old, new, text=None):
+        p = self.tmp / ('%04d.patch' % (len(self.patches) + 1))
+        p.write_text(text or MAIL % {'subject': subject, 'old': old,
+                                     'new': new})
+        self.patches.append(str(p))
+        return str(p)
+
+    def step(self, patches=None, head=None):
+        tree = mock.Mock(linux=str(self.linux), build=str(self.tmp))
+        tree.name = '6.1'
+        state = {'base': self.base, 'series_head': head or self.head,
+                 'package': 'linux-source-6.1', 'version': '6.1.192-3'}
+        t = check.Tally()
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            check.step_apply(t, tree, state, patches or self.patches)
+        return t, out.getvalue()
+
+    def test_the_series_applies_and_gives_the_series_head(self):
+        t, out = self.step()
+        self.assertEqual((t.passed, t.failed), (3, 0))
+        self.assertIn('apply 6.1: 2 patches on the pristine base of '
+                      'linux-source-6.1 6.1.192-3', out)
+        # Neither the tree nor its index was touched; no index is left.
+        self.assertEqual(fakes.git(self.linux, 'status', '--porcelain'), '')
+        self.assertEqual(Path(self.linux, 'f').read_text(), 'c\n')
+        self.assertFalse(Path(self.tmp, 'am-check.index').exists())
+
+    def test_a_patch_that_does_not_apply_fails_and_stops(self):
+        bad = self.add_patch('z to y', 'z', 'y')
+        t, _out = self.step([self.patches[0], bad, self.patches[1]])
+        self.assertEqual((t.passed, t.failed), (1, 1))
+        self.assertIn('apply 6.1: 0003.patch: git apply failed',
+                      t.failures[0])
+
+    def test_a_patch_out_of_order_fails(self):
+        t, _out = self.step(list(reversed(self.patches)))
+        self.assertEqual((t.passed, t.failed), (0, 1))
+
+    def test_a_patch_without_a_subject_fails(self):
+        bare = self.add_patch('', '', '', text=(MAIL % {
+            'subject': 's', 'old': 'a', 'new': 'b'}).split('\n', 2)[2])
+        t, _out = self.step([bare])
+        self.assertEqual((t.passed, t.failed), (0, 1))
+        self.assertIn('git am cannot read it as a mail (no Author, no '
+                      'Subject)', t.failures[0])
+
+    def test_a_series_that_gives_another_tree_fails(self):
+        t, _out = self.step(head=self.base)
+        self.assertEqual((t.passed, t.failed), (2, 1))
+        self.assertIn('apply 6.1: series head: the patches give tree',
+                      t.failures[0])
+
+
+W1_OUTPUT = """  GEN     Makefile
+  CC      kernel/bounds.s
+/l/include/linux/x.h:3:1: warning: before any object [-Wfoo]
+  CC      mm/gup.s
+/l/mm/gup.c:10:5: warning: no previous prototype for 'f'
+  CC      mm/gup_kunit.s
+mm/gup_kunit.c:7:1: warning: unused [-Wunused]
+"""
+
+
+class StepW1Output(unittest.TestCase):
+    """The W=1 step's reading of one make of .s targets."""
+
+    def test_lines_go_to_the_object_whose_cc_line_they_follow(self):
+        out = check.w1_output_by_object(W1_OUTPUT)
+        self.assertEqual(sorted(out), ['kernel/bounds.o', 'mm/gup.o',
+                                       'mm/gup_kunit.o'])
+        self.assertEqual(out['mm/gup.o'],
+                         ["/l/mm/gup.c:10:5: warning: no previous prototype "
+                          "for 'f'"])
+        self.assertEqual(len(out['kernel/bounds.o']), 1)
+        self.assertNotIn('Makefile', ''.join(sum(out.values(), [])))
+
+    def test_only_added_lines_and_kunit_sources_count(self):
+        out = check.w1_output_by_object(W1_OUTPUT)
+        added = {'mm/gup.c': {10}}
+        self.assertEqual(len(check.w1_new_warnings(
+            out['mm/gup.o'], '/l', set(), added)), 1)
+        self.assertEqual(check.w1_new_warnings(
+            out['mm/gup.o'], '/l', set(), {'mm/gup.c': {11}}), [])
+        # A relative path is one in the tree.
+        self.assertEqual(len(check.w1_new_warnings(
+            out['mm/gup_kunit.o'], '/l', {'mm/gup_kunit.c'}, {})), 1)
+        self.assertEqual(check.w1_new_warnings(
+            out['kernel/bounds.o'], '/l', {'mm/gup_kunit.c'}, added), [])
+
+
+class DebugInTheBackground(unittest.TestCase):
+    """The debug step runs beside the others: its output is kept until
+    its turn, and an interrupted check leaves nothing running."""
+
+    def debug_step(self, script, tree_name='6.1'):
+        """step_debug() of a background job running sh -c script."""
+        job = check.Background(['sh', '-c', script])
+        tree = mock.Mock()
+        tree.name = tree_name
+        t = check.Tally()
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            check.step_debug(t, tree, job)
+        return t, out.getvalue()
+
+    def test_the_output_is_counted_when_the_step_comes(self):
+        t, out = self.debug_step('echo booted; '
+                                 'echo "3 passed, 1 failed, 0 skipped"; '
+                                 'exit 1')
+        self.assertEqual((t.passed, t.failed), (3, 1))
+        self.assertIn('booted\ndebug 6.1: 3 passed, 1 failed, 0 skipped\n'
+                      'debug 6.1: built and run in the background in ', out)
+
+    def test_a_job_without_counts_is_one_failure(self):
+        t, _out = self.debug_step('echo oops; exit 2', '6.12')
+        self.assertEqual((t.passed, t.failed), (0, 1))
+        self.assertIn('did not report counts', t.failures[0])
+
+    def test_a_job_that_fails_with_nothing_failed_is_one_failure(self):
+        t, _out = self.debug_step('echo "3 passed, 0 failed, 0 skipped"; '
+                                  'exit 1')
+        self.assertEqual((t.passed, t.failed), (3, 1))
+        self.assertIn('make test-debug TREE=6.1 exited 1', t.failures[0])
+
+    def test_stop_kills_the_job_and_its_children(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            pidfile = Path(tmp, 'pid')
+            job = check.Background(['sh', '-c', 'sleep 600 & echo $! > %s; '
+                                    'wait' % pidfile])
+            for _ in range(100):
+                if pidfile.exists() and pidfile.read_text().strip():
+                    break
+                time.sleep(0.05)
+            child = int(pidfile.read_text())
+            job.stop()
+            self.assertIsNotNone(job.proc.poll())
+            for _ in range(100):
+                try:
+                    os.kill(child, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.05)
+            else:
+                self.fail('the job\'s child %d still runs' % child)
+
+    def test_the_job_runs_niced(self):
+        job = check.Background(['sh', '-c', 'nice'])
+        _rc, out, _s = job.finish()
+        self.assertEqual(out.strip(), str(os.nice(0) + 10))
+
+
+class TreeStepOrder(unittest.TestCase):
+    """The debug kernel starts after the kunit step and is collected
+    last; an error on the way stops it."""
+
+    def run_tree(self, skip=(), fail=None):
+        calls = []
+        job = mock.Mock()
+
+        def step(name):
+            def fn(*a):
+                calls.append(name)
+                if name == fail:
+                    raise KeyboardInterrupt
+            return fn
+        patches = [mock.patch.object(check, 'step_' + n, step(n)) for n in
+                   ('apply', 'checkpatch', 'kunit', 'w1', 'matrix',
+                    'mutants', 'genmut', 'coverage', 'audit', 'debug')]
+        patches += [
+            mock.patch.object(check, 'start_debug',
+                              lambda *a: calls.append('start') or job),
+            mock.patch.object(check.prepare_tree, 'prepare',
+                              lambda *a, **k: {}),
+            mock.patch.object(check.prepare_tree, 'series_files',
+                              lambda *a: [])]
+        tree = mock.Mock()
+        tree.name = '6.1'
+        args = mock.Mock(skip=list(skip), filter=None)
+        with contextlib.ExitStack() as stack, \
+                contextlib.redirect_stdout(io.StringIO()):
+            for p in patches:
+                stack.enter_context(p)
+            try:
+                check.check_tree(check.Tally(), tree, args)
+            except KeyboardInterrupt:
+                pass
+        return calls, job
+
+    def test_debug_runs_beside_the_steps_after_kunit(self):
+        calls, job = self.run_tree()
+        self.assertEqual(calls, ['apply', 'checkpatch', 'kunit', 'start',
+                                 'w1', 'matrix', 'mutants', 'genmut',
+                                 'coverage', 'audit', 'debug'])
+
+    def test_skipping_debug_starts_nothing(self):
+        calls, _job = self.run_tree(skip=['debug'])
+        self.assertNotIn('start', calls)
+        self.assertNotIn('debug', calls)
+
+    def test_an_interrupt_stops_the_background_job(self):
+        calls, job = self.run_tree(fail='mutants')
+        self.assertEqual(calls[-1], 'mutants')
+        job.stop.assert_called_once_with()
 
 
 if __name__ == '__main__':

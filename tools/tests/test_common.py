@@ -107,9 +107,9 @@ class Trees(TmpCase):
         t = common.Tree('6.12', 'linux-source-6.12')
         self.assertEqual(t.linux, '/b/6.12/linux')
         self.assertEqual(t.state, '/b/6.12/linux/.git/gup-pin-kunit.json')
-        self.assertEqual((t.kunit_build, t.debug_build, t.w1_build),
+        self.assertEqual((t.kunit_build, t.debug_build),
                          ('/b/6.12/kunit-x86_64',
-                          '/b/6.12/kunit-debug-x86_64', '/b/6.12/w1-x86_64'))
+                          '/b/6.12/kunit-debug-x86_64'))
         self.assertEqual((t.results, t.patches), ('/r/6.12', '/p/6.12'))
         self.assertEqual(t.mutants, self.path('mutants/6.12'))
         self.assertEqual(t.pin_core, self.path('6.12/pin-core'))

@@ -749,16 +749,16 @@ class CheckTrees(FakeTreeCase):
         proc = self.check()
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         out = proc.stdout.splitlines()
-        self.assertEqual(out[-1], '9 passed, 0 failed, 0 skipped')
+        self.assertEqual(out[-1], '11 passed, 0 failed, 0 skipped')
         for line in ('check: tree 6.1 (linux-source-6.1)',
-                     'apply 6.1: 2 patches on a fresh checkout of '
-                     'linux-source-6.1 6.1.192-1',
+                     'apply 6.1: 2 patches on the pristine base of '
+                     'linux-source-6.1 6.1.192-1 (an index, no checkout)',
                      'checkpatch 6.1: 5 files',
                      'mutants 6.1: skipped: no %s'
                      % (self.kunit / 'mutants' / '6.1' / 'ci-subset'),
                      'check: tree 6.12 (linux-source-6.12)',
-                     'apply 6.12: 0 patches on a fresh checkout of '
-                     'linux-source-6.12 6.12.9-1',
+                     'apply 6.12: 0 patches on the pristine base of '
+                     'linux-source-6.12 6.12.9-1 (an index, no checkout)',
                      'checkpatch 6.12: 2 files',
                      'mutants 6.12: skipped: no %s'
                      % (self.kunit / 'mutants' / '6.12' / 'ci-subset'),
@@ -767,7 +767,7 @@ class CheckTrees(FakeTreeCase):
                         'generated-equivalent')):
             self.assertIn(line, out)
         self.assertEqual((self.tmp / 'res' / 'check-summary.txt').read_text(),
-                         '9 passed, 0 failed, 0 skipped\n')
+                         '11 passed, 0 failed, 0 skipped\n')
         # The kunit step did not run: no combined results.
         self.assertFalse((self.tmp / 'res' / 'summary.json').exists())
 
@@ -777,7 +777,7 @@ class CheckTrees(FakeTreeCase):
         proc = self.check('--tree', '6.1', '--skip', 'mutants')
         self.assertEqual(proc.returncode, 1)
         self.assertEqual(proc.stdout.splitlines()[-1],
-                         '6 passed, 1 failed, 0 skipped')
+                         '7 passed, 1 failed, 0 skipped')
         self.assertIn('FAILED checkpatch 6.1: %s: 1 issues, first: '
                       % (self.kunit / '6.1' / 'mm' / 'gup_kunit_61.h'),
                       proc.stdout)
