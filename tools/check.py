@@ -4,10 +4,7 @@
 Steps, each counted as tests in the closing line, in this order but for
 debug (see there). `tools` runs once; the others run for each tree (--tree, repeatable; default every tree of
 kunit/trees, in order), and every line they print names the tree:
-  tools     the tools' own unittest suite (tools/tests); meanwhile
-            prepare_tree runs for every tree in the background (one core
-            each: unpacking, git), and each tree's steps start with what it
-            printed
+  tools     the tools' own unittest suite (tools/tests)
   apply     patches/TREE/ applies as git am applies it to the pristine
             tree (git mailinfo, then git apply --cached on an index of the
             base: no checkout), one test per patch, and one that the result
@@ -651,29 +648,13 @@ def step_audit(t, tree):
     print('%s: %s' % (step, (summary or lines[-1:] or ['?'])[-1]))
 
 
-def start_prepare(tree):
-    """tools/prepare_tree.py --tree TREE in the background: unpacking a
-    tarball and committing it is one core's work, which the tools step
-    and the other tree's prepare leave room for."""
-    return Background([sys.executable, os.path.join(ROOT, 'tools',
-                                                    'prepare_tree.py'),
-                       '--tree', tree.name, '--quiet'])
-
-
-def check_tree(t, tree, args, prepared=None):
-    """Every step but tools on one tree; prepared: its start_prepare()
-    job, if any, whose output is shown first (prepare_tree then runs
-    again here, and finds the tree up to date, or fails as the job did).
-    Return None if the kunit step was skipped, else the error that kept
-    the tree from running ('' if none)."""
+def check_tree(t, tree, args):
+    """Every step but tools on one tree. Return None if the kunit step was
+    skipped, else the error that kept the tree from running ('' if
+    none)."""
     skip = set(args.skip)
     print('check: tree %s (%s)' % (tree.name, tree.package), flush=True)
     t0 = time.monotonic()
-    if prepared is not None:
-        _rc, out, seconds = prepared.finish()
-        print(out, end='')
-        print('check: %s prepare ran in the background for %.0fs'
-              % (tree.name, seconds))
     try:
         state = prepare_tree.prepare(tree, quiet=True)
     except ToolError as e:
@@ -737,21 +718,14 @@ def main():
     ran = []
     try:
         with BuildLock(TOOL):
-            prepared = {tree.name: start_prepare(tree) for tree in trees}
-            try:
-                if 'tools' not in args.skip:
-                    t1 = time.monotonic()
-                    step_tools(t)
-                    step_time(None, 'tools', t1)
-                for tree in trees:
-                    error = check_tree(t, tree, args,
-                                       prepared.pop(tree.name))
-                    if error is not None:
-                        ran.append((tree.name, tree.results,
-                                    error or None))
-            finally:
-                for job in prepared.values():
-                    job.stop()
+            if 'tools' not in args.skip:
+                t1 = time.monotonic()
+                step_tools(t)
+                step_time(None, 'tools', t1)
+            for tree in trees:
+                error = check_tree(t, tree, args)
+                if error is not None:
+                    ran.append((tree.name, tree.results, error or None))
     except ToolError as e:
         t.add('check', 'setup', False, str(e))
         print('%s: %s' % (TOOL, e), file=sys.stderr)

@@ -317,7 +317,7 @@ class TreeStepOrder(unittest.TestCase):
     """The debug kernel starts after the kunit step and is collected
     last; an error on the way stops it."""
 
-    def run_tree(self, skip=(), fail=None, prepared=None):
+    def run_tree(self, skip=(), fail=None):
         calls = []
         job = mock.Mock()
 
@@ -339,28 +339,16 @@ class TreeStepOrder(unittest.TestCase):
                               lambda *a: [])]
         tree = mock.Mock()
         tree.name = '6.1'
-        self.tree_package = tree.package
         args = mock.Mock(skip=list(skip), filter=None)
         with contextlib.ExitStack() as stack, \
-                contextlib.redirect_stdout(io.StringIO()) as out:
+                contextlib.redirect_stdout(io.StringIO()):
             for p in patches:
                 stack.enter_context(p)
             try:
-                check.check_tree(check.Tally(), tree, args, prepared)
+                check.check_tree(check.Tally(), tree, args)
             except KeyboardInterrupt:
                 pass
-        self.out = out.getvalue()
         return calls, job
-
-    def test_the_background_prepare_is_shown_first(self):
-        prepared = mock.Mock()
-        prepared.finish.return_value = (0, 'prepare_tree: 6.1: unpacking '
-                                        'x\n', 41.0)
-        self.run_tree(prepared=prepared)
-        self.assertTrue(self.out.startswith(
-            'check: tree 6.1 (%s)\nprepare_tree: 6.1: unpacking x\n'
-            'check: 6.1 prepare ran in the background for 41s\n'
-            % self.tree_package))
 
     def test_debug_runs_beside_the_steps_after_kunit(self):
         calls, job = self.run_tree()
