@@ -11,6 +11,8 @@
 #                MODE=patch: build each mutant alone, not in one schema)
 #   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
 #   make audit   Coccinelle audit of the pin API's callers: results/TREE/audit.md
+#   make reviewer the exported series on a fresh tree, run as mm/tests/.kunitconfig
+#                documents it, bare and with its arguments: results/TREE/reviewer.json
 #
 # Every target runs on each tree of kunit/trees, in order, or on those of
 # TREE='6.1' / TREE='6.1 6.12' (an unknown tree: exit 2).
@@ -37,7 +39,7 @@ RUN_ARGS = $(TREE_ARGS) $(FILTER_ARG) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
 .PHONY: help deps tree test test-debug check repeat mutants mutants-generated \
-	coverage audit series clean distclean
+	coverage audit series reviewer clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -106,11 +108,15 @@ series: deps
 audit: deps
 	@$(PY) tools/audit.py $(TREE_ARGS)
 
+reviewer: deps
+	@$(PY) tools/reviewer.py $(TREE_ARGS)
+
 clean:
 	rm -rf results build/*/kunit-x86_64 build/*/kunit-debug-x86_64 \
 		build/*/linux-debug \
 		build/*/w1-x86_64 build/*/gcov-x86_64 build/*/am-check \
-		build/*/export-am build/*/mutants-ci.cache build/*/genmut-ci.cache
+		build/*/export-am build/*/mutants-ci.cache build/*/genmut-ci.cache \
+		build/*/reviewer
 
 distclean:
 	rm -rf results build

@@ -33,6 +33,9 @@ STATE_NAME = 'gup-pin-kunit.json'
 # (subdirectories only) goes into that tree.
 COMMON_DIR = 'common'
 HARNESS_DIR = 'harness'
+# Dot files that are kernel sources: the KUnit configuration of a test
+# directory (mm/tests/.kunitconfig); every other dot file is skipped.
+KERNEL_DOT_FILES = ('.kunitconfig',)
 TREE_NAME_RE = re.compile(r'^\d+\.\d+$')
 # The build directories of the single-tree layout (build/linux and these
 # next to it), moved into build/TREE/ by migrate_single_tree_build().
@@ -191,12 +194,6 @@ class Tree:
         """kunit/TREE/: its files are per-tree configuration, its
         subdirectories kernel sources of this tree only."""
         return os.path.join(KUNIT, self.name)
-
-    @property
-    def kunitconfig(self):
-        """kunit/TREE/kunitconfig if it exists, else None."""
-        path = os.path.join(self.config_dir, 'kunitconfig')
-        return path if os.path.isfile(path) else None
 
     @property
     def expected_splats(self):
@@ -372,7 +369,8 @@ def _walk_files(top, skip_top_files):
         if skip_top_files and dirpath == top:
             continue
         for name in sorted(files):
-            if name.startswith('.') or name.endswith(('~', '.pyc')):
+            if (name.startswith('.') and name not in KERNEL_DOT_FILES) or \
+                    name.endswith(('~', '.pyc')):
                 continue
             path = os.path.join(dirpath, name)
             yield os.path.relpath(path, top).replace(os.sep, '/'), path
@@ -383,7 +381,8 @@ def kernel_sources(tree, harness=True, kunit=None):
 
     The one rule for which files under kunit/ go into a kernel tree:
       kunit/common/**   every tree, at the same relative path
-                        (kunit/common/mm/gup_kunit.h -> mm/gup_kunit.h);
+                        (kunit/common/mm/tests/gup_kunit.h ->
+                        mm/tests/gup_kunit.h);
       kunit/TREE/*/**   that tree only: files in subdirectories
                         (kunit/6.1/mm/x.c -> mm/x.c); the files directly
                         in kunit/TREE/ (kunitconfig, pin-core) are
@@ -391,8 +390,8 @@ def kernel_sources(tree, harness=True, kunit=None):
       kunit/harness/**  every tree, but only with harness=True: the
                         project's own builds compile them, `make series`
                         never exports them.
-    Everything else under kunit/ is harness configuration. Dot files,
-    editor backups (*~) and __pycache__ are skipped. A relative path
+    Everything else under kunit/ is harness configuration. Dot files
+    (but .kunitconfig), editor backups (*~) and __pycache__ are skipped. A relative path
     that two of these roots give is a ToolError.
 
     tree: a Tree (or anything with a .name) or a tree name; kunit: the

@@ -11,10 +11,22 @@ kunit/trees, in order), and every line they print names the tree:
             is the prepared tree's series head
   checkpatch  the tree's scripts/checkpatch.pl --strict on every patch of
             patches/TREE/ and every C source of the tree's kernel sources,
-            harness included (one test per file; exceptions need an entry
-            in docs/checkpatch-exceptions.md)
+            harness included, and its scripts/kernel-doc on those sources
+            (one test per file; checkpatch exceptions need an entry in
+            docs/checkpatch-exceptions.md, kernel-doc has none)
   kunit     `make test TREE=TREE` (tools/run_suite.py): every KUnit case
             in QEMU
+  reviewer  the series as a reviewer runs it (tools/reviewer.py), on the
+            make test kernel, which is built from the series'
+            mm/tests/.kunitconfig plus the project's additions: booted as
+            a plain kunit.py boots it (kunit.py exec with its own x86_64
+            QEMU configuration: one CPU, 1 GiB, no argument, no disk),
+            no case fails or crashes and every skip says what it needs,
+            asking only for arguments of the documented run (one test);
+            and make test, the documented run with the harness, skipped
+            nothing (one test). make reviewer does the same from a
+            pristine tree with the exported series, in two cold builds
+            that do not fit CI's budget
   w1        a W=1 compile of the objects that the series and the kernel
             sources touch (to assembly, in the kunit build directory, in
             one make), with no warning on a line they add (one test per
@@ -80,8 +92,8 @@ from _common import (KUNIT, KUNITCONFIG, RESULTS, ROOT,  # noqa: E402
                      selected_trees)
 
 TOOL = 'check'
-STEPS = ['tools', 'apply', 'checkpatch', 'kunit', 'w1', 'matrix', 'mutants',
-         'genmut', 'debug', 'coverage', 'audit']
+STEPS = ['tools', 'apply', 'checkpatch', 'kunit', 'reviewer', 'w1', 'matrix',
+         'mutants', 'genmut', 'debug', 'coverage', 'audit']
 COUNTS_RE = re.compile(r'(\d+) passed, (\d+) failed, (\d+) skipped$')
 
 
@@ -223,6 +235,15 @@ def exceptions():
     return out
 
 
+def kernel_doc_warnings(tree, path):
+    """The warnings of the tree's scripts/kernel-doc on a kernel source:
+    every kernel-doc comment must describe what it documents."""
+    proc = run(['perl', os.path.join(tree.linux, 'scripts', 'kernel-doc'),
+                '-none', path], check=False, cwd=tree.linux)
+    return [ln for ln in proc.stdout.splitlines() if 'warning:' in ln or
+            'error:' in ln]
+
+
 def step_checkpatch(t, tree, patches):
     step = 'checkpatch ' + tree.name
     exc = exceptions()
@@ -244,6 +265,8 @@ def step_checkpatch(t, tree, patches):
                   if re.search(r':\s*(ERROR|WARNING|CHECK):', ln)]
         issues = [ln for ln in issues
                   if not any(':%s:' % a in ln for a in allowed)]
+        if is_src:
+            issues += kernel_doc_warnings(tree, path)
         t.add(step, rel, not issues,
               '%d issues, first: %s' % (len(issues), issues[0])
               if issues else '')
@@ -382,11 +405,12 @@ def mutants_key(tree, state, paths):
     h = hashlib.sha256(('%s\0%s' % (tree.name, state['head'])).encode())
     files = [src for _rel, src in sorted(kernel_sources(tree).items())]
     files += paths + [KUNITCONFIG] + \
-        [f for f in (tree.kunitconfig, tree.expected_splats) if f] + \
+        [f for f in (tree.expected_splats,) if f] + \
         [os.path.join(KUNIT, f) for f in ('qemu_x86_64.py', 'expected-splats',
                                           'suites')] + \
         [os.path.join(ROOT, 'tools', f) for f in (
-            'mutate.py', 'run_suite.py', 'ktap_report.py', '_common.py')]
+            'mutate.py', 'run_suite.py', 'ktap_report.py', '_common.py',
+            '_testenv.py')]
     for f in files:
         h.update(display(f).encode())
         with open(f, 'rb') as fh:
@@ -545,6 +569,49 @@ def step_kunit(t, tree, args):
                 cmd)
 
 
+def step_reviewer(t, tree):
+    """The reviewer's two outcomes on the make test kernel: a bare boot
+    (results/TREE/bare/), and make test's own skips."""
+    import json
+    import reviewer
+    import _testenv
+    step = 'reviewer ' + tree.name
+    out = os.path.join(tree.results, 'bare')
+    os.makedirs(out, exist_ok=True)
+    log = os.path.join(out, 'kunit.log')
+    test_log = os.path.join(tree.kunit_build, 'test.log')
+    if os.path.exists(test_log):
+        os.unlink(test_log)
+    proc = run([sys.executable, 'tools/testing/kunit/kunit.py', 'exec',
+                '--arch=x86_64', '--build_dir=' + tree.kunit_build,
+                '--timeout=300'], cwd=tree.linux, check=False, timeout=420)
+    with open(os.path.join(out, 'kunit.out'), 'w') as f:
+        f.write(proc.stdout or '')
+    if os.path.exists(test_log):
+        shutil.copyfile(test_log, log)
+    else:
+        open(log, 'w').close()
+    documented = _testenv.read_documented(tree.linux)
+    outcome = reviewer.evaluate(
+        reviewer.parse_console(log, (reviewer.SPLATS, tree.expected_splats)),
+        documented, harness=_testenv.HARNESS_KERNEL_ARGS)
+    with open(os.path.join(out, 'outcome.json'), 'w') as f:
+        json.dump(outcome, f, indent=1, sort_keys=True)
+    t.add(step, 'bare boot', not outcome['problems'],
+          '; '.join(outcome['problems'][:3]))
+    print('%s: bare boot: %d passed, %d skipped, %d failed%s'
+          % (step, outcome['passed'], outcome['skipped'], outcome['failed'],
+             ', crashed' if outcome['crashed'] else ''))
+    try:
+        with open(os.path.join(tree.results, 'summary.json')) as f:
+            skipped = json.load(f)['skipped']
+    except (OSError, ValueError, KeyError):
+        skipped = None
+    t.add(step, 'documented run', skipped == 0,
+          'make test skipped %s cases (results/%s/summary.json)'
+          % (skipped, tree.name))
+
+
 class Background:
     """A command that runs beside the steps that follow it, niced, its
     output kept in a file until finish() collects it."""
@@ -667,6 +734,7 @@ def check_tree(t, tree, args):
     steps = [('apply', lambda: step_apply(t, tree, state, patches)),
              ('checkpatch', lambda: step_checkpatch(t, tree, patches)),
              ('kunit', lambda: step_kunit(t, tree, args)),
+             ('reviewer', lambda: step_reviewer(t, tree)),
              # Two cores: the debug kernel's cold build takes what the
              # mostly single-threaded steps below leave.
              ('debug start', lambda: jobs.update(

@@ -7,9 +7,8 @@ of kunit/trees, in order) it prepares build/TREE/linux
 `kunit.py run --arch=x86_64` separately so that each has its own bounded
 time:
 
-  kunit.py build --build_dir=build/TREE/kunit-x86_64 --kunitconfig=kunitconfig
-                 [--kunitconfig=kunit/TREE/kunitconfig]
-                 --qemu_config=kunit/qemu_x86_64.py
+  kunit.py build --build_dir=build/TREE/kunit-x86_64 --kunitconfig=mm/tests
+                 --kunitconfig=kunitconfig --qemu_config=kunit/qemu_x86_64.py
   kunit.py exec  ... --timeout=T --json=results/TREE/kunit.json [FILTER]
 
 and writes to the tree's results directory (default results/TREE/):
@@ -69,6 +68,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ktap_report  # noqa: E402
 import mkdisk  # noqa: E402
 import prepare_tree  # noqa: E402
+import _testenv  # noqa: E402
 from _common import (KUNIT, KUNITCONFIG, RESULTS, BuildLock,  # noqa: E402
                      ToolError, add_tree_argument, die, display,
                      interrupt_on_sigterm, load_state, read_names,
@@ -106,9 +106,8 @@ def expected_suites(glob, tree, path=None):
 def kunit_cmd(verb, args, tree, build_dir):
     cmd = [sys.executable, 'tools/testing/kunit/kunit.py', verb,
            '--arch=x86_64', '--build_dir=' + build_dir,
+           '--kunitconfig=' + _testenv.KUNITCONFIG_DIR,
            '--kunitconfig=' + KUNITCONFIG, '--qemu_config=' + QEMU_CONFIG]
-    if tree.kunitconfig:
-        cmd.append('--kunitconfig=' + tree.kunitconfig)
     for frag in args.kunitconfig_add:
         cmd.append('--kunitconfig=' + os.path.abspath(frag))
     for opt in args.kconfig_add:
@@ -198,7 +197,7 @@ def main():
                     help='extra kernel command-line argument (repeatable)')
     ap.add_argument('--kunitconfig_add', action='append', default=[],
                     metavar='FILE', help='another kunitconfig fragment, '
-                    'on top of kunitconfig and kunit/TREE/kunitconfig '
+                    'on top of mm/tests/.kunitconfig and kunitconfig '
                     '(repeatable)')
     ap.add_argument('--kconfig_add', action='append', default=[],
                     help='extra Kconfig option for kunit.py (repeatable)')

@@ -328,8 +328,9 @@ class TreeStepOrder(unittest.TestCase):
                     raise KeyboardInterrupt
             return fn
         patches = [mock.patch.object(check, 'step_' + n, step(n)) for n in
-                   ('apply', 'checkpatch', 'kunit', 'w1', 'matrix',
-                    'mutants', 'genmut', 'coverage', 'audit', 'debug')]
+                   ('apply', 'checkpatch', 'kunit', 'reviewer', 'w1',
+                    'matrix', 'mutants', 'genmut', 'coverage', 'audit',
+                    'debug')]
         patches += [
             mock.patch.object(check, 'start_debug',
                               lambda *a: calls.append('start') or job),
@@ -352,9 +353,9 @@ class TreeStepOrder(unittest.TestCase):
 
     def test_debug_runs_beside_the_steps_after_kunit(self):
         calls, job = self.run_tree()
-        self.assertEqual(calls, ['apply', 'checkpatch', 'kunit', 'start',
-                                 'w1', 'matrix', 'mutants', 'genmut',
-                                 'coverage', 'audit', 'debug'])
+        self.assertEqual(calls, ['apply', 'checkpatch', 'kunit', 'reviewer',
+                                 'start', 'w1', 'matrix', 'mutants',
+                                 'genmut', 'coverage', 'audit', 'debug'])
 
     def test_skipping_debug_starts_nothing(self):
         calls, _job = self.run_tree(skip=['debug'])
@@ -365,6 +366,59 @@ class TreeStepOrder(unittest.TestCase):
         calls, job = self.run_tree(fail='mutants')
         self.assertEqual(calls[-1], 'mutants')
         job.stop.assert_called_once_with()
+
+
+
+class StepReviewer(unittest.TestCase):
+    """The reviewer step: a bare boot of the make test kernel, judged by
+    tools/reviewer.py's verdict, and make test's own skips."""
+
+    KTAP = ('KTAP version 1\n1..1\n    KTAP version 1\n'
+            '    # Subtest: gup_pin_user\n    1..2\n    ok 1 a\n'
+            '    ok 2 b # SKIP %s\nok 1 gup_pin_user\n')
+
+    def run_step(self, reason, make_test_skipped=0):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = mock.Mock()
+            tree.name = '6.1'
+            tree.linux = os.path.join(tmp, 'linux')
+            tree.kunit_build = os.path.join(tmp, 'kunit')
+            tree.results = os.path.join(tmp, 'res')
+            tree.expected_splats = None
+            os.makedirs(os.path.join(tree.linux, 'mm', 'tests'))
+            os.makedirs(tree.kunit_build)
+            os.makedirs(tree.results)
+            src = HERE.parent.parent / 'kunit' / 'common' / 'mm' / 'tests'
+            Path(tree.linux, 'mm', 'tests', '.kunitconfig').write_text(
+                (src / '.kunitconfig').read_text())
+            Path(tree.results, 'summary.json').write_text(
+                '{"skipped": %d}' % make_test_skipped)
+
+            def boot(cmd, **kw):
+                Path(tree.kunit_build, 'test.log').write_text(
+                    self.KTAP % reason)
+                return mock.Mock(stdout='', returncode=0)
+            t = check.Tally()
+            with mock.patch.object(check, 'run', boot), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                check.step_reviewer(t, tree)
+            return t
+
+    def test_a_skip_that_names_a_documented_argument_passes(self):
+        t = self.run_step('needs a ZONE_MOVABLE: pass '
+                          '--kernel_args=movablecore=512M')
+        self.assertEqual((t.passed, t.failed), (2, 0))
+
+    def test_a_skip_with_an_undocumented_argument_fails(self):
+        t = self.run_step('needs a ZONE_MOVABLE: pass '
+                          '--kernel_args=movablecore=1G')
+        self.assertEqual((t.passed, t.failed), (1, 1))
+        self.assertIn('movablecore=1G', t.failures[0])
+
+    def test_a_skip_in_make_test_fails_the_documented_run(self):
+        t = self.run_step('needs x', make_test_skipped=1)
+        self.assertEqual((t.passed, t.failed), (1, 1))
+        self.assertIn('make test skipped 1', t.failures[0])
 
 
 if __name__ == '__main__':

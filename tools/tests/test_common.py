@@ -113,11 +113,8 @@ class Trees(TmpCase):
         self.assertEqual((t.results, t.patches), ('/r/6.12', '/p/6.12'))
         self.assertEqual(t.mutants, self.path('mutants/6.12'))
         self.assertEqual(t.pin_core, self.path('6.12/pin-core'))
-        self.assertIsNone(t.kunitconfig)
         self.assertIsNone(t.expected_splats)
-        write(self.tmp, {'6.12/kunitconfig': 'CONFIG_X=y\n',
-                         '6.12/expected-splats': 'a.b WARNING:\n'})
-        self.assertEqual(t.kunitconfig, self.path('6.12/kunitconfig'))
+        write(self.tmp, {'6.12/expected-splats': 'a.b WARNING:\n'})
         self.assertEqual(t.expected_splats,
                          self.path('6.12/expected-splats'))
         self.assertEqual(t.expand('{results}/{tree}/debug'), '/r/6.12/debug')

@@ -89,7 +89,7 @@ class NoDisk(unittest.TestCase):
         with open(QEMU_CONFIG) as f:
             text = f.read()
         self.assertIn("os.environ.get('%s'" % mkdisk.DISK_ENV, text)
-        self.assertIn('if=virtio,format=raw,snapshot=on', text)
+        self.assertIn('qemu_args_with_disk(', text)
 
     def test_help(self):
         out = io.StringIO()

@@ -739,8 +739,8 @@ class CheckTrees(FakeTreeCase):
                         GPK_SRC_DIR=self.src_dir, GPK_PATCHES=self.patches,
                         GPK_KUNIT=self.kunit)
         skip = []
-        for step in ('tools', 'kunit', 'w1', 'matrix', 'debug', 'coverage',
-                     'audit'):
+        for step in ('tools', 'kunit', 'reviewer', 'w1', 'matrix', 'debug',
+                     'coverage', 'audit'):
             skip += ['--skip', step]
         return run_tool([sys.executable, TOOLS / 'check.py'] + skip +
                         list(args), env, timeout=120)
@@ -984,12 +984,11 @@ class RunSuiteTrees(FaultCase):
                 self.assertTrue((self.res / tree / name).exists(), name)
             meta = json.loads((self.res / tree / 'meta.json').read_text())
             self.assertEqual(meta['tree'], tree)
-        # Only the top-level kunitconfig: no kunit/6.12/kunitconfig.
-        self.assertIn('kunitconfig: %s %s' % (
-            TOOLS.parent / 'kunitconfig', self.kunit / '6.1' / 'kunitconfig'),
-            (self.res / '6.1' / 'build.log').read_text())
-        self.assertIn('kunitconfig: %s\n' % (TOOLS.parent / 'kunitconfig'),
-                      (self.res / '6.12' / 'build.log').read_text())
+        # The series' mm/tests/.kunitconfig, then the project's additions.
+        for tree in ('6.1', '6.12'):
+            self.assertIn('kunitconfig: mm/tests %s\n'
+                          % (TOOLS.parent / 'kunitconfig'),
+                          (self.res / tree / 'build.log').read_text())
         summary = json.loads((self.res / 'summary.json').read_text())
         self.assertEqual((summary['passed'], summary['failed'],
                           summary['skipped']), (3, 1, 0))

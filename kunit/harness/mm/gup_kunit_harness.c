@@ -305,7 +305,7 @@ static void selftest_crashes_kernel_on_request(struct kunit *test)
 	if (!strcmp(kunit_selftest, "hang"))
 		for (;;)
 			msleep(1000);
-	kunit_skip(test, "boot with gup.kunit_selftest=panic|oops|hang");
+	kunit_skip(test, "needs gup.kunit_selftest=panic|oops|hang (off by default)");
 }
 
 static struct kunit_case gup_selftest_cases[] = {

@@ -60,7 +60,7 @@ void gup_kunit_pool_make_unmovable(struct kunit *test, long n)
 	gup_kunit_unpin(p);
 	KUNIT_ASSERT_EQ(test, vm_munmap(addr, missing * PMD_SIZE), 0);
 	if (gup_kunit_pool_unmovable() < n)
-		kunit_skip(test, "%ld free hugetlb folios outside ZONE_MOVABLE needed (hugepages=)",
+		kunit_skip(test, GUP_KUNIT_NEEDS_HUGETLB " (%ld free folios outside ZONE_MOVABLE)",
 			   n);
 }
 
@@ -96,7 +96,7 @@ struct file *gup_kunit_open(struct kunit *test, enum gup_kunit_file_kind kind,
 					     BLK_OPEN_READ | BLK_OPEN_WRITE,
 					     NULL, NULL);
 		if (IS_ERR(file))
-			kunit_skip(test, "no /dev/ram1 (brd.rd_nr=2): %ld",
+			kunit_skip(test, "needs /dev/ram1 (CONFIG_BLK_DEV_RAM_COUNT >= 2): %ld",
 				   PTR_ERR(file));
 		return file;
 	case GUP_KUNIT_EXT4:

@@ -276,7 +276,7 @@ static void pin_user_pages_longterm_migrates_file_pages(struct kunit *test)
 		put_page(before[i]);
 	}
 	if (!movable)
-		kunit_skip(test, "no page of the file in ZONE_MOVABLE (movablecore=)");
+		kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE " (no page of the file is in it)");
 	addr = gup_kunit_vm_mmap(test, file, npages * PAGE_SIZE, PROT_READ,
 				 MAP_SHARED);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",

@@ -2,26 +2,34 @@
 /*
  * The shared test API of the GUP pin KUnit suites (CONFIG_GUP_KUNIT_TEST).
  *
- * The suites, one file each, link in this order (mm/Makefile):
+ * The suites, one file each, link in the order of mm/tests/Makefile:
  *
- *   gup_kunit.c         this API: counters, snapshots, warnings, resources
- *   gup_kunit_grab.c    gup_pin_grab: this kernel's grab primitives
- *   gup_kunit_pin.c     gup_pin: pin accounting through the grab and unpin
- *                       families, folio_maybe_dma_pinned(), reclaim
- *   gup_kunit_warn.c    gup_pin_warn: cases that WARN on purpose
- *   gup_kunit_devmap.c  gup_pin_devmap: ZONE_DEVICE pages
- *   gup_kunit_user.c    gup_pin_user: pin_user_pages*() on user memory
- *   ...                 the suites of APIs that only some kernels have
- *                       (6.12: gup_kunit_folio.c, gup_kunit_memfd.c,
- *                       gup_kunit_file.c, gup_kunit_p2pdma.c)
- *   gup_kunit_ext4.c    gup_pin_ext4_dma: DMA into the pages of a file on
- *                       a real ext4, taken with FOLL_GET and with FOLL_PIN
- *   gup_kunit_final.c   gup_pin_final: what the suites leave behind; it
- *                       links last, so that its suite runs last
+ *   gup_kunit.c              this API: counters, snapshots, warnings,
+ *                            resources, user memory, the ext4 disk
+ *   gup_pin_grab_kunit.c     gup_pin_grab: this kernel's grab primitives
+ *   gup_pin_kunit.c          gup_pin: pin accounting through the grab and
+ *                            unpin families, folio_maybe_dma_pinned(),
+ *                            reclaim
+ *   gup_pin_warn_kunit.c     gup_pin_warn: cases that WARN on purpose
+ *   gup_pin_devmap_kunit.c   gup_pin_devmap: ZONE_DEVICE pages
+ *   gup_pin_user_kunit.c     gup_pin_user: pin_user_pages*() on user memory
+ *   ...                      the suites of APIs that only some kernels have
+ *                            (6.12: gup_pin_folio_kunit.c,
+ *                            gup_pin_memfd_kunit.c, gup_pin_file_kunit.c,
+ *                            gup_pin_p2pdma_kunit.c)
+ *   gup_pin_ext4_dma_kunit.c gup_pin_ext4_dma: DMA into the pages of a file
+ *                            on a real ext4, taken with FOLL_GET and with
+ *                            FOLL_PIN
+ *   gup_pin_final_kunit.c    gup_pin_final: what the suites leave behind;
+ *                            it links last, so that its suite runs last
  *
  * gup_kunit_mm.h holds what differs between kernels (how to grab one page,
  * read a pincount, attach a user address space, and, where a kernel needs
  * them, the longer helpers of its gup_kunit_mm.c); nothing here does.
+ *
+ * mm/tests/.kunitconfig is the configuration, and its comment the one
+ * command line, with which every case runs; a case that lacks what it
+ * needs skips with one of the GUP_KUNIT_NEEDS_* reasons below.
  *
  * Every case restores what it changed: each folio, pgmap or pin array a
  * case gets is a KUnit resource whose release undoes exactly what the case
@@ -51,6 +59,27 @@
 		strscpy(desc, row->name, KUNIT_PARAM_DESC_SIZE);	\
 	}								\
 	KUNIT_ARRAY_PARAM(prefix, array, prefix##_desc)
+
+/*
+ * What a case needs beyond mm/tests/.kunitconfig, as the skip reason of a
+ * case that does not find it: each names the argument of the run that
+ * the comment of .kunitconfig documents.
+ */
+#define GUP_KUNIT_NEEDS_MOVABLE \
+	"needs a ZONE_MOVABLE: pass --kernel_args=movablecore=512M"
+#define GUP_KUNIT_PASS_HUGEPAGES	"pass --kernel_args=hugepages=16"
+#define GUP_KUNIT_NEEDS_HUGETLB \
+	"needs a hugetlb pool: " GUP_KUNIT_PASS_HUGEPAGES
+#define GUP_KUNIT_NEEDS_GATE_AREA \
+	"needs a readable gate area: pass --kernel_args=vsyscall=emulate"
+#define GUP_KUNIT_NEEDS_PRAM \
+	"needs RAM that the page allocator leaves alone: pass --kernel_args=memmap=2M!1G"
+#define GUP_KUNIT_NEEDS_TWO_CPUS \
+	"needs two CPUs: pass --qemu_args='-smp 2'"
+#define GUP_KUNIT_NEEDS_DISK \
+	"needs an empty ext4 on a virtio disk vda: make gup-ext4.img as mm/tests/.kunitconfig says and pass --qemu_args='-drive file=gup-ext4.img,if=virtio,format=raw,snapshot=on'"
+#define GUP_KUNIT_NEEDS_SWAP \
+	"needs swap space, which only user space can turn on (swapon(2))"
 
 /* ------------------------------------------------------------------ */
 /* Counters and snapshots                                              */

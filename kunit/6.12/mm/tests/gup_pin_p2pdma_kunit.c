@@ -29,7 +29,7 @@ static struct page *gup_kunit_p2pdma_page(struct kunit *test)
 	struct page *page;
 
 	if (!IS_ENABLED(CONFIG_PCI_P2PDMA))
-		kunit_skip(test, "no P2PDMA pages without CONFIG_PCI_P2PDMA");
+		kunit_skip(test, "needs CONFIG_PCI_P2PDMA");
 	page = gup_kunit_devmem_page(gup_kunit_devmem(test, GUP_KUNIT_P2PDMA));
 	KUNIT_ASSERT_TRUE(test, is_pci_p2pdma_page(page));
 	KUNIT_ASSERT_EQ(test, page_ref_count(page), 1);

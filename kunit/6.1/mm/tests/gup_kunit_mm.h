@@ -19,7 +19,7 @@
 #include <linux/mount.h>
 #include <linux/rmap.h>
 #include <linux/sched/mm.h>
-#include "internal.h"
+#include "../internal.h"
 
 /* The largest folio order the page allocator hands out. */
 #define GUP_KUNIT_MAX_ORDER	(MAX_ORDER - 1)

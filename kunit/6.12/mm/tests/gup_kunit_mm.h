@@ -17,7 +17,7 @@
 #include <linux/mman.h>
 #include <linux/mount.h>
 #include <linux/rmap.h>
-#include "internal.h"
+#include "../internal.h"
 
 /* The largest folio order the page allocator hands out. */
 #define GUP_KUNIT_MAX_ORDER	MAX_PAGE_ORDER

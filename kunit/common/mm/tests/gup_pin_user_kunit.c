@@ -259,7 +259,10 @@ static unsigned long gup_kunit_mmap_movable(struct kunit *test,
 		if (gup_kunit_all_movable(test, start, c->npages))
 			return addr;
 	}
-	kunit_skip(test, "memory not in ZONE_MOVABLE (movablecore=, hugepages=)");
+	if (c->hugetlb)
+		kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE " and a hugetlb pool in it: "
+			   GUP_KUNIT_PASS_HUGEPAGES);
+	kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE);
 	return 0;
 }
 
@@ -618,7 +621,7 @@ static unsigned long gup_kunit_movable_faulted_on(struct kunit *test,
 		    ZONE_MOVABLE)
 			return addr;
 	}
-	kunit_skip(test, "memory not in ZONE_MOVABLE (movablecore=)");
+	kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE);
 	return 0;
 }
 
@@ -1016,7 +1019,7 @@ static void pin_user_pages_thp_counts_exactly_on_huge_folio(struct kunit *test)
 	gup_kunit_fill(test, start, HPAGE_PMD_NR);
 	folio = gup_kunit_user_folio(test, start);
 	if (!folio_test_large(folio))
-		kunit_skip(test, "no THP at %#lx", start);
+		kunit_skip(test, "needs a THP: none at %#lx", start);
 	lru_add_drain_all();
 	gup_kunit_snap(folio, &s);
 	ret = gup_kunit_pin_path(*fast, start, HPAGE_PMD_NR, FOLL_WRITE,
@@ -1202,6 +1205,19 @@ static void pin_user_pages_pfnmap_fails(struct kunit *test)
 
 #ifdef CONFIG_X86_VSYSCALL_EMULATION
 /*
+ * Is there a gate area that user space may read? vsyscall=xonly, x86-64's
+ * default, leaves one that is execute-only: GUP refuses it (-EFAULT)
+ * whatever the flags, so there is nothing to pin.
+ */
+static bool gup_kunit_gate_area_readable(void)
+{
+	struct vm_area_struct *vma = get_gate_vma(current->mm);
+
+	return vma && (vma->vm_flags & VM_READ) &&
+	       in_gate_area(current->mm, VSYSCALL_ADDR);
+}
+
+/*
  * The gate area (x86-64's vsyscall page, vsyscall=emulate) has no VMA in
  * the mm: __get_user_pages() takes it from get_gate_page(), which grabs
  * the page with the caller's flags. So in 6.1 a FOLL_PIN read pin
@@ -1216,8 +1232,8 @@ static void pin_user_pages_gate_area_pins_vsyscall_page(struct kunit *test)
 	struct page *page;
 	long ret;
 
-	if (!in_gate_area(current->mm, VSYSCALL_ADDR))
-		kunit_skip(test, "no gate area (boot with vsyscall=emulate)");
+	if (!gup_kunit_gate_area_readable())
+		kunit_skip(test, GUP_KUNIT_NEEDS_GATE_AREA);
 	mmap_read_lock(current->mm);
 	ret = gup_kunit_get_user_pages(VSYSCALL_ADDR, 1, 0, &page);
 	mmap_read_unlock(current->mm);
@@ -1247,8 +1263,8 @@ static void pin_user_pages_gate_area_refuses_write(struct kunit *test)
 	struct gup_kunit_snap s;
 	long ret;
 
-	if (!in_gate_area(current->mm, VSYSCALL_ADDR))
-		kunit_skip(test, "no gate area (boot with vsyscall=emulate)");
+	if (!gup_kunit_gate_area_readable())
+		kunit_skip(test, GUP_KUNIT_NEEDS_GATE_AREA);
 	gup_kunit_snap_counters(&s);
 	ret = gup_kunit_pin_path(*fast, VSYSCALL_ADDR, 1, FOLL_WRITE,
 				 p->pages);
@@ -1358,7 +1374,7 @@ static void pageout_does_not_swap_pinned_anon_page(struct kunit *test)
 	long ret;
 
 	if (!total_swap_pages)
-		kunit_skip(test, "no swap space to page out to");
+		kunit_skip(test, GUP_KUNIT_NEEDS_SWAP);
 	gup_kunit_fill(test, addr, 2);
 	gup_kunit_snap_counters(&s);
 	ret = pin_user_pages_fast(addr, 1, FOLL_WRITE, p->pages);

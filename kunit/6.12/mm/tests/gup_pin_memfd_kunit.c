@@ -16,9 +16,11 @@
  * that fails leaves no pin behind.
  */
 
+#include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/hugetlb.h>
+#include <linux/kthread.h>
 #include <linux/mount.h>
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
@@ -474,16 +476,19 @@ static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *te
 {
 	const struct gup_kunit_oop_case *c = test->param_value;
 	bool reserved = c->kind == GUP_KUNIT_HUGETLB_RESERVED;
-	long n = gup_kunit_pool_unmovable() + 1, nr = n;
-	struct folio **folios = kunit_kcalloc(test, n, sizeof(*folios),
-					      GFP_KERNEL);
 	struct gup_kunit_memfd *m = kunit_kzalloc(test, sizeof(*m),
 						  GFP_KERNEL);
 	struct gup_kunit_pool p0;
 	struct gup_kunit_snap s;
+	struct folio **folios;
+	long n, nr, ret;
 	pgoff_t offset;
-	long ret;
 
+	/* One folio at least, so that the last one fails and not the first. */
+	gup_kunit_pool_make_unmovable(test, 1);
+	n = gup_kunit_pool_unmovable() + 1;
+	nr = n;
+	folios = kunit_kcalloc(test, n, sizeof(*folios), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, folios);
 	KUNIT_ASSERT_NOT_NULL(test, m);
 	gup_kunit_pool(&p0);
@@ -492,8 +497,7 @@ static void memfd_pin_folios_hugetlb_out_of_pages_leaks_nothing(struct kunit *te
 				     reserved ? 0 : VM_NORESERVE,
 				     HUGETLB_ANONHUGE_INODE, 0);
 	if (reserved && PTR_ERR_OR_ZERO(m->file) == -ENOMEM)
-		kunit_skip(test, "%ld free hugetlb folios needed (hugepages=)",
-			   n);
+		kunit_skip(test, GUP_KUNIT_NEEDS_HUGETLB " (%ld free folios)", n);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(m->file));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							gup_kunit_memfd_release,
@@ -666,6 +670,175 @@ static void memfd_pin_folios_hugetlb_clears_new_folios(struct kunit *test)
 	}
 }
 
+/**
+ * struct gup_kunit_pinner - a memfd_pin_folios() of one folio in a kthread.
+ * @file: the memfd.
+ * @folio: the folio pinned.
+ * @ret: what memfd_pin_folios() returned.
+ * @done: completed when it has returned.
+ */
+struct gup_kunit_pinner {
+	struct file *file;
+	struct folio *folio;
+	long ret;
+	struct completion done;
+};
+
+static int gup_kunit_pinner_fn(void *data)
+{
+	struct gup_kunit_pinner *pinner = data;
+	pgoff_t offset;
+
+	pinner->ret = memfd_pin_folios(pinner->file, 0, HP - 1, &pinner->folio,
+				       1, &offset);
+	complete(&pinner->done);
+	return 0;
+}
+
+/* How many tasks wait for @lock. */
+static int gup_kunit_mutex_waiters(struct mutex *lock)
+{
+	unsigned long flags;
+	int n;
+
+	raw_spin_lock_irqsave(&lock->wait_lock, flags);
+	n = list_count_nodes(&lock->wait_list);
+	raw_spin_unlock_irqrestore(&lock->wait_lock, flags);
+	return n;
+}
+
+/* A pinner of the first folio of @file, not started yet. */
+static struct gup_kunit_pinner *gup_kunit_pinner(struct kunit *test,
+						 struct file *file)
+{
+	struct gup_kunit_pinner *pinner = kzalloc(sizeof(*pinner), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, pinner);
+	pinner->file = file;
+	init_completion(&pinner->done);
+	return pinner;
+}
+
+/*
+ * Start @pinner; wait until it has returned, or waits for @lock with
+ * @waiters - 1 others: memfd_alloc_folio() allocates a hugetlb folio
+ * under the fault mutex of its index, as the fault path does, so a
+ * pinner of an unfaulted folio must wait there while the case holds it.
+ * Return false (the case failed, and the pinner is freed) if it could not
+ * be started. No assertion here: the caller holds @lock.
+ */
+static bool gup_kunit_pinner_start(struct kunit *test,
+				   struct gup_kunit_pinner *pinner,
+				   struct mutex *lock, int waiters)
+{
+	unsigned long timeout = jiffies + 10 * HZ;
+	struct task_struct *t;
+
+	t = kthread_run(gup_kunit_pinner_fn, pinner, "gup_kunit_pinner");
+	if (IS_ERR(t)) {
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(t));
+		kfree(pinner);
+		return false;
+	}
+	while (!completion_done(&pinner->done) &&
+	       gup_kunit_mutex_waiters(lock) < waiters &&
+	       time_before(jiffies, timeout))
+		usleep_range(100, 200);
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&pinner->done),
+			       "pinner %d returned %ld without waiting for the fault mutex",
+			       waiters, pinner->ret);
+	KUNIT_EXPECT_GE_MSG(test, gup_kunit_mutex_waiters(lock), waiters,
+			    "pinner %d does not wait for the fault mutex",
+			    waiters);
+	return true;
+}
+
+/*
+ * Wait for a pinner to return; count its pin as the case's, to release.
+ * A pinner that never returns is left, with its memory, to its thread.
+ */
+static void gup_kunit_pinner_join(struct kunit *test,
+				  struct gup_kunit_pinner *pinner,
+				  struct gup_kunit_memfd *m)
+{
+	if (!pinner)
+		return;
+	if (!wait_for_completion_timeout(&pinner->done, 30 * HZ)) {
+		KUNIT_FAIL(test, "memfd_pin_folios() did not return in 30 s");
+		return;
+	}
+	if (pinner->ret == 1)
+		m->folios[m->nr++] = pinner->folio;
+	KUNIT_EXPECT_EQ_MSG(test, pinner->ret, 1L,
+			    "a memfd_pin_folios() of the folio failed");
+	kfree(pinner);
+}
+
+/*
+ * Two memfd_pin_folios() of the same unfaulted folio of one hugetlb memfd,
+ * as two UDMABUF_CREATE of one memfd make them: the first to take the
+ * hugetlb fault mutex of the index allocates the folio and adds it to the
+ * page cache, and the other, which waited for the mutex, must pin that
+ * folio. It may not fail for want of a reservation (a memfd has none:
+ * the first's reservation is the folio's now), nor take the reservation
+ * of another file and lose it. The case stops the first pinner on the
+ * fault mutex, which it holds itself, then starts the second; both must
+ * wait for the mutex and pin the same folio, and once both pins are
+ * released and the memfd is closed, the pool must be as it was.
+ */
+struct gup_kunit_twice_case {
+	const char *name;
+	bool other_reservation;
+};
+
+static const struct gup_kunit_twice_case gup_kunit_twice_cases[] = {
+	{ "no other reservation", false },
+	{ "another file's reservation", true },
+};
+
+GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_twice, gup_kunit_twice_cases,
+			    struct gup_kunit_twice_case);
+
+static void memfd_pin_folios_hugetlb_twice_at_once_pins_one_folio(struct kunit *test)
+{
+	const struct gup_kunit_twice_case *c = test->param_value;
+	struct gup_kunit_pinner *first, *second;
+	struct gup_kunit_memfd *m;
+	struct gup_kunit_pool p0;
+	struct gup_kunit_snap s;
+	struct mutex *lock;	/* the hugetlb fault mutex of the index */
+	u32 hash;
+
+	m = gup_kunit_memfd(test, GUP_KUNIT_HUGETLB, HP);
+	gup_kunit_pool_make_unmovable(test, 2);
+	if (c->other_reservation)
+		gup_kunit_memfd(test, GUP_KUNIT_HUGETLB_RESERVED, HP);
+	first = gup_kunit_pinner(test, m->file);
+	second = gup_kunit_pinner(test, m->file);
+	gup_kunit_pool(&p0);
+	gup_kunit_snap_counters(&s);
+	hash = hugetlb_fault_mutex_hash(m->file->f_mapping, 0);
+	lock = &hugetlb_fault_mutex_table[hash];
+	mutex_lock(lock);
+	if (!gup_kunit_pinner_start(test, first, lock, 1)) {
+		kfree(second);
+		first = NULL;
+		second = NULL;
+	} else if (!gup_kunit_pinner_start(test, second, lock, 2)) {
+		second = NULL;
+	}
+	mutex_unlock(lock);
+	gup_kunit_pinner_join(test, first, m);
+	gup_kunit_pinner_join(test, second, m);
+
+	KUNIT_EXPECT_EQ(test, m->nr, 2L);
+	if (m->nr == 2)
+		KUNIT_EXPECT_PTR_EQ(test, m->folios[0], m->folios[1]);
+	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, m->nr);
+	gup_kunit_memfd_close(test, m);
+	GUP_KUNIT_EXPECT_POOL(test, &p0, 0, 0);
+}
+
 /*
  * memfd_pin_folios() allocates in the scope of memalloc_pin_save(), so
  * that the folios it allocates are not in ZONE_MOVABLE nor CMA, and ends
@@ -720,7 +893,7 @@ static void gup_kunit_memfd_fill_movable(struct kunit *test,
 		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 		folio_put(folio);
 		if (folio_zonenum(folio) != ZONE_MOVABLE)
-			kunit_skip(test, "page %ld not in ZONE_MOVABLE (movablecore=)",
+			kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE " (page %ld is not in it)",
 				   i);
 	}
 }
@@ -804,6 +977,8 @@ static struct kunit_case gup_pin_memfd_cases[] = {
 	KUNIT_CASE(memfd_pin_folios_hugetlb_without_a_reservation_fails),
 	KUNIT_CASE(memfd_pin_folios_hugetlb_charges_the_mount_and_gives_back),
 	KUNIT_CASE(memfd_pin_folios_hugetlb_clears_new_folios),
+	KUNIT_CASE_PARAM(memfd_pin_folios_hugetlb_twice_at_once_pins_one_folio,
+			 gup_kunit_twice_gen_params),
 	KUNIT_CASE_PARAM(memfd_pin_folios_ends_its_allocation_scope,
 			 gup_kunit_scope_gen_params),
 	KUNIT_CASE(memfd_pin_folios_migrates_folios_out_of_movable_zone),

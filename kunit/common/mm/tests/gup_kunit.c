@@ -362,7 +362,7 @@ static struct gup_kunit_folio *gup_kunit_alloc_pageblock(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, folio_pfn(f->folio) % pageblock_nr_pages, 0UL);
 	if (folio_zonenum(f->folio) == ZONE_MOVABLE)
-		kunit_skip(test, "pageblock landed in ZONE_MOVABLE");
+		kunit_skip(test, "needs a pageblock outside ZONE_MOVABLE");
 	return f;
 }
 
@@ -480,7 +480,7 @@ void gup_kunit_check_pinnable_movable(struct kunit *test)
 	pinnable = gup_kunit_longterm_pinnable(page);
 	__free_page(page);
 	if (!zone_movable)
-		kunit_skip(test, "no ZONE_MOVABLE (boot with movablecore=)");
+		kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE);
 	KUNIT_EXPECT_FALSE(test, pinnable);
 }
 
@@ -527,7 +527,7 @@ void gup_kunit_check_fast_refusal_movable(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	if (page_zonenum(page) != ZONE_MOVABLE) {
 		__free_page(page);
-		kunit_skip(test, "no ZONE_MOVABLE (boot with movablecore=)");
+		kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE);
 	}
 	gup_kunit_snap(page_folio(page), &s);
 	longterm = gup_kunit_try_grab_fast(page, 1, FOLL_PIN | FOLL_LONGTERM);
@@ -673,9 +673,9 @@ struct gup_kunit_devmem *gup_kunit_devmem(struct kunit *test,
 					    gup_kunit_devmem_release,
 					    GFP_KERNEL, (void *)type);
 	if (!kres && (type & GUP_KUNIT_DEVMEM_RAM))
-		kunit_skip(test, "no RAM for a pgmap (boot with memmap=2M!1G, CONFIG_PCI)");
+		kunit_skip(test, GUP_KUNIT_NEEDS_PRAM);
 	if (!kres)
-		kunit_skip(test, "cannot create a ZONE_DEVICE pgmap of type %lu",
+		kunit_skip(test, "needs room for a ZONE_DEVICE pgmap of type %lu",
 			   type);
 	kunit_put_resource(kres);
 	return kres->data;
@@ -823,7 +823,7 @@ unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
 		KUNIT_ASSERT_EQ(test, gup_kunit_attach_mm(test), 0);
 		addr = ksys_mmap_pgoff(0, len, prot, flags, -1, 0);
 		if (IS_ERR_VALUE(addr))
-			kunit_skip(test, "no hugetlb pages (boot with hugepages=N)");
+			kunit_skip(test, GUP_KUNIT_NEEDS_HUGETLB);
 	} else {
 		addr = gup_kunit_vm_mmap(test, NULL, len, prot, flags);
 	}
@@ -954,7 +954,7 @@ int gup_kunit_other_cpu(struct kunit *test)
 	int other = cpumask_next(home, cpu_online_mask);
 
 	if (other >= nr_cpu_ids)
-		kunit_skip(test, "one CPU online (QEMU's -smp 2 gives two)");
+		kunit_skip(test, GUP_KUNIT_NEEDS_TWO_CPUS);
 	gup_kunit_on_cpu(test, home);
 	return other;
 }
@@ -1091,13 +1091,12 @@ static struct vfsmount *gup_kunit_ext4(struct kunit *test)
 
 	disk = class_find_device_by_name(&block_class, GUP_KUNIT_DISK);
 	if (!disk)
-		kunit_skip(test, "no virtio disk %s (the QEMU config attaches $GUP_KUNIT_DISK)",
-			   GUP_KUNIT_DISK);
+		kunit_skip(test, GUP_KUNIT_NEEDS_DISK);
 	devt = disk->devt;
 	put_device(disk);
 	type = get_fs_type("ext4");
 	if (!type)
-		kunit_skip(test, "no ext4 (CONFIG_EXT4_FS)");
+		kunit_skip(test, "needs CONFIG_EXT4_FS");
 	mnt = gup_kunit_mount_ext4(type, devt);
 	put_filesystem(type);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mnt),
