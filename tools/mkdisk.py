@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Make the disk of gup_pin_ext4_dma: an empty ext4 image for QEMU.
 
-The suite gup_pin_ext4_dma (kunit/common/mm/gup_kunit_ext4.c) shows the
+The suite gup_pin_ext4_dma (kunit/common/mm/tests/gup_pin_ext4_dma_kunit.c) shows the
 2018 failure of DMA into file pages on a real ext4 on a real block
 device. kunit/qemu_x86_64.py attaches the image named by the environment
 variable GUP_KUNIT_DISK as a virtio disk (/dev/vda), snapshot=on, so that

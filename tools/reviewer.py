@@ -213,21 +213,21 @@ def review_tree(tree, runner):
             shutil.copyfile(console, kept)
         else:
             open(kept, 'w').close()
-        outcome = evaluate(parse_console(kept), documented, is_documented)
+        outcome = evaluate(parse_console(kept, (SPLATS,
+                                                tree.expected_splats)),
+                           documented, is_documented)
         if rc is None:
             outcome['problems'].append('kunit.py did not finish in %ds'
                                        % RUN_TIMEOUT)
         outcome.update(command=command, exit=rc, seconds=round(seconds))
         report['runs'][name] = outcome
         if is_documented:
-            os.unlink(os.path.join(dest, documented_image(documented)))
+            image = os.path.join(dest, _testenv.DOCUMENTED_IMAGE)
+            if os.path.exists(image):
+                os.unlink(image)
     with open(os.path.join(tree.results, 'reviewer.json'), 'w') as f:
         json.dump(report, f, indent=1, sort_keys=True)
     return report
-
-
-def documented_image(documented):
-    return _testenv.DOCUMENTED_IMAGE
 
 
 def main():

@@ -38,21 +38,16 @@ static inline bool gup_kunit_try_grab_page(struct page *page,
 }
 
 /*
- * GUP-fast's grab of @refs references or pins: try_grab_folio(). It runs
- * with interrupts off there, and folio_ref_try_add_rcu() insists on an
- * atomic context on some configurations.
+ * GUP-fast's grab of @refs references or pins: try_grab_folio(), with
+ * interrupts off (gup_kunit_try_grab_fast() turns them off): it runs so
+ * in GUP-fast, and folio_ref_try_add_rcu() insists on an atomic context
+ * on some configurations.
  */
-static inline struct folio *gup_kunit_try_grab_fast(struct page *page,
-						    int refs,
-						    unsigned int flags)
+static inline struct folio *gup_kunit_grab_fast_irqs_off(struct page *page,
+							 int refs,
+							 unsigned int flags)
 {
-	unsigned long irqflags;
-	struct folio *folio;
-
-	local_irq_save(irqflags);
-	folio = try_grab_folio(page, refs, flags);
-	local_irq_restore(irqflags);
-	return folio;
+	return try_grab_folio(page, refs, flags);
 }
 
 /* May @page be pinned long-term where it is, without migrating it? */

@@ -54,8 +54,8 @@ void gup_kunit_pool_make_unmovable(struct kunit *test, long n)
 	p = gup_kunit_pins(test, npages);
 	/* Fault it in first: a long-term pin faults in outside ZONE_MOVABLE. */
 	gup_kunit_fill(test, addr, npages);
-	ret = gup_kunit_pin_path(false, addr, npages,
-				 FOLL_WRITE | FOLL_LONGTERM, p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, addr, npages,
+			       FOLL_WRITE | FOLL_LONGTERM, p->pages);
 	gup_kunit_pins_got(p, ret);
 	gup_kunit_unpin(p);
 	KUNIT_ASSERT_EQ(test, vm_munmap(addr, missing * PMD_SIZE), 0);

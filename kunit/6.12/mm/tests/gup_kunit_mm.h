@@ -40,19 +40,14 @@ static inline bool gup_kunit_try_grab_page(struct page *page,
 
 /*
  * GUP-fast's grab of @refs references or pins: try_grab_folio_fast(),
- * which insists on running with interrupts off, as GUP-fast does.
+ * which insists on running with interrupts off, as GUP-fast does
+ * (gup_kunit_try_grab_fast() turns them off).
  */
-static inline struct folio *gup_kunit_try_grab_fast(struct page *page,
-						    int refs,
-						    unsigned int flags)
+static inline struct folio *gup_kunit_grab_fast_irqs_off(struct page *page,
+							 int refs,
+							 unsigned int flags)
 {
-	unsigned long irqflags;
-	struct folio *folio;
-
-	local_irq_save(irqflags);
-	folio = try_grab_folio_fast(page, refs, flags);
-	local_irq_restore(irqflags);
-	return folio;
+	return try_grab_folio_fast(page, refs, flags);
 }
 
 /* May @page be pinned long-term where it is, without migrating it? */

@@ -118,8 +118,8 @@ static void pin_user_pages_longterm_write_of_file_mapping(struct kunit *test)
 	gup_kunit_fill(test, addr, npages);
 	if (c->path == GUP_KUNIT_FAST_ONLY && !c->refused) {
 		/* GUP-fast cannot migrate: the slow path moves what it must. */
-		ret = gup_kunit_pin_path(false, addr, npages, c->flags,
-					 p->pages);
+		ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, addr, npages, c->flags,
+				       p->pages);
 		gup_kunit_pins_got(p, ret);
 		KUNIT_ASSERT_EQ(test, ret, npages);
 		gup_kunit_unpin(p);
@@ -192,13 +192,13 @@ static void gup_fast_leaves_a_page_without_mapping_to_the_slow_path(struct kunit
 	KUNIT_ASSERT_NULL(test, page_folio(page)->mapping);
 
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_fast_only(addr, 1, 0, p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_FAST_ONLY, addr, 1, 0, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, 0L);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 	gup_kunit_unpin(p);
 
-	ret = gup_kunit_pin_path(false, addr, 1, 0, p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, addr, 1, 0, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, 1L);
 	KUNIT_EXPECT_PTR_EQ(test, p->pages[0], page);

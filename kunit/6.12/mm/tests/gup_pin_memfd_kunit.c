@@ -111,7 +111,7 @@ static void gup_kunit_memfd_fill(struct kunit *test, struct gup_kunit_memfd *m,
 		if (IS_ERR(folio))
 			break;
 		kaddr = kmap_local_folio(folio, 0);
-		kaddr[0] = 0x67757000ULL + first + i;	/* "gup", index */
+		kaddr[0] = GUP_KUNIT_TAG(first + i);
 		kunmap_local(kaddr);
 		folio_mark_dirty(folio);
 		folio_put(folio);
@@ -131,7 +131,7 @@ static void gup_kunit_memfd_expect_tags(struct kunit *test,
 	for (i = 0; i < m->nr; i++) {
 		kaddr = kmap_local_folio(m->folios[i], 0);
 		KUNIT_EXPECT_EQ_MSG(test, kaddr[0],
-				    0x67757000ULL + folio_index(m->folios[i]),
+				    GUP_KUNIT_TAG(folio_index(m->folios[i])),
 				    "folio %ld", i);
 		kunmap_local(kaddr);
 	}

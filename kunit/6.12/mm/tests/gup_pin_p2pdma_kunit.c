@@ -125,7 +125,7 @@ KUNIT_ARRAY_PARAM(gup_kunit_path, gup_kunit_paths, gup_kunit_path_desc);
  */
 static void pin_user_pages_of_p2pdma_page_needs_flag(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	struct page *page = gup_kunit_p2pdma_page(test);
 	unsigned long addr = gup_kunit_map_p2pdma(test, page);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
@@ -133,14 +133,14 @@ static void pin_user_pages_of_p2pdma_page_needs_flag(struct kunit *test)
 	long ret;
 
 	gup_kunit_snap(page_folio(page), &s);
-	ret = gup_kunit_pin_path(*fast, addr, 1, FOLL_WRITE, p->pages);
+	ret = gup_kunit_pin_by(*path, addr, 1, FOLL_WRITE, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-EREMOTEIO);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 	GUP_KUNIT_EXPECT_FOLIO(test, page_folio(page), &s, 0, 0);
 
-	ret = gup_kunit_pin_path(*fast, addr, 1, FOLL_WRITE | FOLL_PCI_P2PDMA,
-				 p->pages);
+	ret = gup_kunit_pin_by(*path, addr, 1, FOLL_WRITE | FOLL_PCI_P2PDMA,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, 1L);
 	KUNIT_EXPECT_PTR_EQ(test, p->pages[0], page);
@@ -172,12 +172,12 @@ static void pin_user_pages_longterm_p2pdma_is_refused(struct kunit *test)
 	long ret;
 
 	gup_kunit_snap(page_folio(page), &s);
-	ret = gup_kunit_pin_path(true, addr, 1, flags, p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_FAST, addr, 1, flags, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-EINVAL);
 	GUP_KUNIT_EXPECT_WARNINGS(test, 1);
 
-	ret = gup_kunit_pin_path(false, addr, 1, flags, p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, addr, 1, flags, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, 0L);
 	/*

@@ -2,26 +2,15 @@
 /*
  * The shared test API of the GUP pin KUnit suites (CONFIG_GUP_KUNIT_TEST).
  *
- * The suites, one file each, link in the order of mm/tests/Makefile:
+ * The suites are one file each, <suite>_kunit.c, and link (and so run) in
+ * the order of mm/tests/Makefile: gup_pin_final_kunit.o last, so that its
+ * suite checks what the others leave behind. This library is:
  *
- *   gup_kunit.c              this API: counters, snapshots, warnings,
- *                            resources, user memory, the ext4 disk
- *   gup_pin_grab_kunit.c     gup_pin_grab: this kernel's grab primitives
- *   gup_pin_kunit.c          gup_pin: pin accounting through the grab and
- *                            unpin families, folio_maybe_dma_pinned(),
- *                            reclaim
- *   gup_pin_warn_kunit.c     gup_pin_warn: cases that WARN on purpose
- *   gup_pin_devmap_kunit.c   gup_pin_devmap: ZONE_DEVICE pages
- *   gup_pin_user_kunit.c     gup_pin_user: pin_user_pages*() on user memory
- *   ...                      the suites of APIs that only some kernels have
- *                            (6.12: gup_pin_folio_kunit.c,
- *                            gup_pin_memfd_kunit.c, gup_pin_file_kunit.c,
- *                            gup_pin_p2pdma_kunit.c)
- *   gup_pin_ext4_dma_kunit.c gup_pin_ext4_dma: DMA into the pages of a file
- *                            on a real ext4, taken with FOLL_GET and with
- *                            FOLL_PIN
- *   gup_pin_final_kunit.c    gup_pin_final: what the suites leave behind;
- *                            it links last, so that its suite runs last
+ *   gup_kunit.c          its core: counters, snapshots, the console probe,
+ *                        the resources a case owns (folios, pgmaps)
+ *   gup_kunit_checks.c   the case bodies that both trees' gup_pin_grab share
+ *   gup_kunit_umem.c     user memory: mappings, pins, the ways into GUP
+ *   gup_kunit_disk.c     files on the ext4 of the virtio disk
  *
  * gup_kunit_mm.h holds what differs between kernels (how to grab one page,
  * read a pincount, attach a user address space, and, where a kernel needs
@@ -108,6 +97,23 @@ void gup_kunit_snap_counters(struct gup_kunit_snap *s);
 static inline int gup_kunit_snap_pincount(struct folio *folio)
 {
 	return folio_test_large(folio) ? gup_kunit_pincount(folio) : -1;
+}
+
+/*
+ * GUP-fast's grab of @refs references or pins, with interrupts off, as
+ * GUP-fast runs it: this kernel's grab (gup_kunit_grab_fast_irqs_off()).
+ */
+static inline struct folio *gup_kunit_try_grab_fast(struct page *page,
+						    int refs,
+						    unsigned int flags)
+{
+	unsigned long irqflags;
+	struct folio *folio;
+
+	local_irq_save(irqflags);
+	folio = gup_kunit_grab_fast_irqs_off(page, refs, flags);
+	local_irq_restore(irqflags);
+	return folio;
 }
 
 /* May a device be writing to @page: folio_maybe_dma_pinned() of its folio. */
@@ -201,26 +207,44 @@ void gup_kunit_suite_exit(struct kunit_suite *suite);
 void gup_kunit_warn_reset(void);
 int gup_kunit_case_init(struct kunit *test);
 void gup_kunit_case_exit(struct kunit *test);
+void gup_kunit_expect_report(struct kunit *test, const char *text);
 
 /*
  * Expect exactly @n WARNINGs since the case started (or the last reset),
- * then count from zero again: a case that warns on purpose says how often,
- * and the suite's .exit still fails it for any warning after that.
+ * each a console report that contains @text, then count from zero again:
+ * a case that warns on purpose says how often and where, once, here, and
+ * the suite's .exit still fails it for any warning after that.
  */
-#define GUP_KUNIT_EXPECT_WARNINGS(test, n)				\
+#define GUP_KUNIT_EXPECT_WARNINGS_AT(test, n, text)			\
 do {									\
-	KUNIT_EXPECT_EQ_MSG(test, atomic_read(&gup_kunit_warnings), (n), \
-			    "WARNINGs on the console");			\
+	struct kunit *__gk_wt = (test);					\
+	int __gk_n = (n);						\
+									\
+	KUNIT_EXPECT_EQ_MSG(__gk_wt, atomic_read(&gup_kunit_warnings),	\
+			    __gk_n, "WARNINGs on the console");		\
+	if (__gk_n)							\
+		gup_kunit_expect_report(__gk_wt, (text));		\
 	gup_kunit_warn_reset();						\
 } while (0)
 
+#define GUP_KUNIT_EXPECT_WARNINGS(test, n)				\
+	GUP_KUNIT_EXPECT_WARNINGS_AT(test, n, "WARNING:")
+
 /*
- * The same for filesystem complaints ("EXT4-fs warning", "EXT4-fs error"):
- * expect exactly @n since the case started or the last check.
+ * The same for filesystem complaints ("EXT4-fs warning", "EXT4-fs error"),
+ * each a report that contains @text: expect exactly @n since the case
+ * started or the last check.
  */
-#define GUP_KUNIT_EXPECT_FS_REPORTS(test, n)				\
-	KUNIT_EXPECT_EQ_MSG(test, atomic_xchg(&gup_kunit_fs_reports, 0), (n), \
-			    "EXT4-fs warnings and errors on the console")
+#define GUP_KUNIT_EXPECT_FS_REPORTS(test, n, text)			\
+do {									\
+	struct kunit *__gk_ft = (test);					\
+	int __gk_n = (n);						\
+									\
+	KUNIT_EXPECT_EQ_MSG(__gk_ft, atomic_xchg(&gup_kunit_fs_reports, 0), \
+			    __gk_n, "EXT4-fs warnings and errors on the console"); \
+	if (__gk_n)							\
+		gup_kunit_expect_report(__gk_ft, (text));		\
+} while (0)
 
 /* ------------------------------------------------------------------ */
 /* Folios owned by a case                                              */
@@ -430,12 +454,10 @@ static inline void gup_kunit_pins_got(struct gup_kunit_pins *p, long ret)
 }
 
 void gup_kunit_unpin(struct gup_kunit_pins *p);
-long gup_kunit_pin_path(bool fast, unsigned long start, long npages,
-			unsigned int flags, struct page **pages);
 
 /**
  * enum gup_kunit_path - the ways into GUP of a pin of user memory.
- * @GUP_KUNIT_SLOW: the slow path, pin_user_pages().
+ * @GUP_KUNIT_SLOW: the slow path, pin_user_pages(), mmap_lock held.
  * @GUP_KUNIT_FAST: GUP-fast with the slow path behind it,
  *	pin_user_pages_fast().
  * @GUP_KUNIT_FAST_ONLY: GUP-fast alone (FOLL_FAST_ONLY): what it decides
@@ -446,12 +468,17 @@ enum gup_kunit_path { GUP_KUNIT_SLOW, GUP_KUNIT_FAST, GUP_KUNIT_FAST_ONLY };
 long gup_kunit_pin_by(enum gup_kunit_path path, unsigned long start,
 		      long npages, unsigned int flags, struct page **pages);
 
-/* GUP-fast (pin_user_pages_fast()) or the slow path (pin_user_pages()). */
-static const bool gup_kunit_paths[] __maybe_unused = { true, false };
+/* The two ways in of a driver: pin_user_pages_fast(), pin_user_pages(). */
+static const enum gup_kunit_path gup_kunit_paths[] __maybe_unused = {
+	GUP_KUNIT_FAST, GUP_KUNIT_SLOW,
+};
 
-static inline void gup_kunit_path_desc(const bool *fast, char *desc)
+static inline void gup_kunit_path_desc(const enum gup_kunit_path *path,
+				       char *desc)
 {
-	strscpy(desc, *fast ? "GUP-fast" : "slow path", KUNIT_PARAM_DESC_SIZE);
+	strscpy(desc, *path == GUP_KUNIT_SLOW ? "slow path" :
+		*path == GUP_KUNIT_FAST ? "GUP-fast" : "GUP-fast alone",
+		KUNIT_PARAM_DESC_SIZE);
 }
 
 unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
@@ -459,6 +486,9 @@ unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
 unsigned long gup_kunit_mmap_driver(struct kunit *test, const char *name,
 				    const struct file_operations *fops,
 				    void *priv);
+/* The tag that gup_kunit_fill() writes into page @i: it names the page. */
+#define GUP_KUNIT_TAG(i)	(0x70696e00ULL + (i))
+
 void gup_kunit_fill(struct kunit *test, unsigned long addr, long npages);
 u64 gup_kunit_tag(struct page *page);
 struct page *gup_kunit_mapped(struct kunit *test, unsigned long addr, long i);

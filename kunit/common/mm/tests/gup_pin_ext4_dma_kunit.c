@@ -156,9 +156,9 @@ static void get_user_pages_loses_dma_once_reclaim_strips_buffers(struct kunit *t
 	KUNIT_EXPECT_NULL(test, folio_buffers(d.folio));
 	gup_kunit_dma_write(&d, 'C', PAGE_SIZE);
 	gup_kunit_dma_release(&d);
-	GUP_KUNIT_EXPECT_WARNINGS(test, 1);	/* ext4_dirty_folio() */
+	GUP_KUNIT_EXPECT_WARNINGS_AT(test, 1, "ext4_dirty_folio");
 	KUNIT_EXPECT_EQ(test, vfs_fsync(d.file, 0), 0);
-	GUP_KUNIT_EXPECT_FS_REPORTS(test, 1);	/* "does not have buffers" */
+	GUP_KUNIT_EXPECT_FS_REPORTS(test, 1, "does not have buffers attached");
 	KUNIT_EXPECT_EQ(test, gup_kunit_dma_on_disk(test, &d), 'B');
 	KUNIT_EXPECT_EQ(test, gup_kunit_dma_read_back(test, &d), 'B');
 }
@@ -282,7 +282,7 @@ static void pin_user_pages_longterm_migrates_file_pages(struct kunit *test)
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
 			       (long)addr);
 	isolated = gup_kunit_node_stat(NR_ISOLATED_FILE);
-	ret = gup_kunit_pin_path(false, addr, npages, FOLL_LONGTERM, p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, addr, npages, FOLL_LONGTERM, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, npages);
 	KUNIT_EXPECT_EQ(test, gup_kunit_node_stat(NR_ISOLATED_FILE), isolated);

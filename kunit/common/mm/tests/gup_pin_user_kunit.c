@@ -80,7 +80,7 @@ static void get_user_pages_fast_takes_references_not_pins(struct kunit *test)
  */
 static void pin_user_pages_read_of_unwritten_memory_is_zero_page(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
 					    PROT_READ, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
@@ -89,7 +89,7 @@ static void pin_user_pages_read_of_unwritten_memory_is_zero_page(struct kunit *t
 	long i, ret;
 
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(*fast, addr, GUP_KUNIT_NPAGES, 0, p->pages);
+	ret = gup_kunit_pin_by(*path, addr, GUP_KUNIT_NPAGES, 0, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	for (i = 0; i < GUP_KUNIT_NPAGES; i++)
@@ -113,7 +113,7 @@ static void pin_user_pages_read_of_unwritten_memory_is_zero_page(struct kunit *t
  */
 static void pin_user_pages_longterm_read_of_unwritten_memory(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	unsigned long addr = gup_kunit_mmap(test, GUP_KUNIT_NPAGES * PAGE_SIZE,
 					    PROT_READ, GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, GUP_KUNIT_NPAGES);
@@ -123,8 +123,8 @@ static void pin_user_pages_longterm_read_of_unwritten_memory(struct kunit *test)
 	long i, ret;
 
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(*fast, addr, GUP_KUNIT_NPAGES, FOLL_LONGTERM,
-				 p->pages);
+	ret = gup_kunit_pin_by(*path, addr, GUP_KUNIT_NPAGES, FOLL_LONGTERM,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	for (i = 0; i < GUP_KUNIT_NPAGES; i++) {
@@ -179,8 +179,8 @@ static void pin_user_pages_range_into_hole_pins_prefix(struct kunit *test)
 					(GUP_KUNIT_NPAGES - mapped) *
 					PAGE_SIZE), 0);
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(false, addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
-				 p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, mapped);
 	for (i = 0; i < min(ret, mapped); i++)
@@ -201,18 +201,22 @@ static void pin_user_pages_range_into_hole_pins_prefix(struct kunit *test)
 struct gup_kunit_lt_case {
 	const char *name;
 	bool hugetlb;
-	bool fast;
+	enum gup_kunit_path path;
 	long offset;		/* first page, in pages from the mapping */
 	long npages;
 };
 
 static const struct gup_kunit_lt_case gup_kunit_lt_cases[] = {
-	{ "anon slow", false, false, 0, GUP_KUNIT_NPAGES },
-	{ "anon fast", false, true, 0, GUP_KUNIT_NPAGES },
-	{ "hugetlb slow aligned", true, false, 0, 2 * GUP_KUNIT_HPAGE_NR },
-	{ "hugetlb slow unaligned", true, false, 3, GUP_KUNIT_HPAGE_NR },
-	{ "hugetlb fast aligned", true, true, 0, 2 * GUP_KUNIT_HPAGE_NR },
-	{ "hugetlb fast unaligned", true, true, 3, GUP_KUNIT_HPAGE_NR },
+	{ "anon slow", false, GUP_KUNIT_SLOW, 0, GUP_KUNIT_NPAGES },
+	{ "anon fast", false, GUP_KUNIT_FAST, 0, GUP_KUNIT_NPAGES },
+	{ "hugetlb slow aligned", true, GUP_KUNIT_SLOW, 0,
+	  2 * GUP_KUNIT_HPAGE_NR },
+	{ "hugetlb slow unaligned", true, GUP_KUNIT_SLOW, 3,
+	  GUP_KUNIT_HPAGE_NR },
+	{ "hugetlb fast aligned", true, GUP_KUNIT_FAST, 0,
+	  2 * GUP_KUNIT_HPAGE_NR },
+	{ "hugetlb fast unaligned", true, GUP_KUNIT_FAST, 3,
+	  GUP_KUNIT_HPAGE_NR },
 };
 
 GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_lt, gup_kunit_lt_cases,
@@ -278,8 +282,8 @@ static void pin_user_pages_longterm_migrates_movable_pages(struct kunit *test)
 	long i, ret;
 
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(c->fast, start, c->npages,
-				 FOLL_WRITE | FOLL_LONGTERM, p->pages);
+	ret = gup_kunit_pin_by(c->path, start, c->npages,
+			       FOLL_WRITE | FOLL_LONGTERM, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, c->npages);
 	for (i = 0; i < c->npages; i++) {
@@ -380,8 +384,8 @@ static void gup_fast_only_pins_faulted_pages(struct kunit *test)
 	unsigned long addr = gup_kunit_fill_and_snap(test, ref0, &s);
 	long ret;
 
-	ret = gup_kunit_pin_fast_only(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
-				      p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_FAST_ONLY, addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
@@ -409,8 +413,8 @@ static void gup_fast_only_never_faults(struct kunit *test)
 
 	gup_kunit_fill(test, addr, faulted);
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_fast_only(addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
-				      p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_FAST_ONLY, addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, faulted);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, p->nr);
@@ -458,15 +462,18 @@ struct gup_kunit_access_case {
 	const char *name;
 	unsigned long prot;
 	unsigned int flags;
-	bool fast;
+	enum gup_kunit_path path;
 };
 
 static const struct gup_kunit_access_case gup_kunit_access_cases[] = {
-	{ "write pin of PROT_READ, slow", PROT_READ, FOLL_WRITE, false },
-	{ "write pin of PROT_READ, fast", PROT_READ, FOLL_WRITE, true },
-	{ "read pin of PROT_NONE, slow", PROT_NONE, 0, false },
-	{ "read pin of PROT_NONE, fast", PROT_NONE, 0, true },
-	{ "write pin of PROT_NONE, fast", PROT_NONE, FOLL_WRITE, true },
+	{ "write pin of PROT_READ, slow", PROT_READ, FOLL_WRITE,
+	  GUP_KUNIT_SLOW },
+	{ "write pin of PROT_READ, fast", PROT_READ, FOLL_WRITE,
+	  GUP_KUNIT_FAST },
+	{ "read pin of PROT_NONE, slow", PROT_NONE, 0, GUP_KUNIT_SLOW },
+	{ "read pin of PROT_NONE, fast", PROT_NONE, 0, GUP_KUNIT_FAST },
+	{ "write pin of PROT_NONE, fast", PROT_NONE, FOLL_WRITE,
+	  GUP_KUNIT_FAST },
 };
 
 GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_access, gup_kunit_access_cases,
@@ -486,8 +493,8 @@ static void pin_user_pages_beyond_protection_fails(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, copy_from_user(&val, (void __user *)(addr +
 					i * PAGE_SIZE), sizeof(val)), 0UL);
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(c->fast, addr, GUP_KUNIT_NPAGES, c->flags,
-				 p->pages);
+	ret = gup_kunit_pin_by(c->path, addr, GUP_KUNIT_NPAGES, c->flags,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
@@ -507,7 +514,7 @@ KUNIT_ARRAY_PARAM(gup_kunit_path, gup_kunit_paths, gup_kunit_path_desc);
  */
 static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	const struct gup_kunit_lt_case *c = &gup_kunit_lt_cases[0];
 	const long last = c->npages - 1;
 	unsigned long addr = gup_kunit_mmap_movable(test, c,
@@ -528,8 +535,8 @@ static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit 
 	gup_kunit_user_refs(test, addr, c->npages, ref0);
 	isolated = gup_kunit_node_stat(NR_ISOLATED_ANON);
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(*fast, addr, c->npages,
-				 FOLL_WRITE | FOLL_LONGTERM, p->pages);
+	ret = gup_kunit_pin_by(*path, addr, c->npages,
+			       FOLL_WRITE | FOLL_LONGTERM, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-ENOMEM);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
@@ -538,7 +545,7 @@ static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit 
 	kaddr = kmap_local_page(page);
 	tag = kaddr[1];
 	kunmap_local(kaddr);
-	KUNIT_EXPECT_EQ(test, tag, 0x70696e00ULL + last);
+	KUNIT_EXPECT_EQ(test, tag, GUP_KUNIT_TAG(last));
 	lru_add_drain_all();
 	KUNIT_EXPECT_TRUE(test, PageLRU(page));
 	KUNIT_EXPECT_EQ(test, page_ref_count(page), ref0[last]);
@@ -683,8 +690,8 @@ static void pin_user_pages_longterm_drains_only_the_lru_batches_it_needs(struct 
 
 	KUNIT_ASSERT_EQ(test, register_trace_mm_lru_insertion(gup_kunit_lru_probe,
 							      &watch), 0);
-	ret = gup_kunit_pin_path(false, addr, 1, FOLL_WRITE | FOLL_LONGTERM,
-				 p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, addr, 1, FOLL_WRITE | FOLL_LONGTERM,
+			       p->pages);
 	unregister_trace_mm_lru_insertion(gup_kunit_lru_probe, &watch);
 	tracepoint_synchronize_unregister();
 	gup_kunit_pins_got(p, ret);
@@ -836,7 +843,7 @@ static void gup_kunit_child_exit(struct kunit_resource *child,
  */
 static void pin_user_pages_read_of_cow_shared_page_unshares(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	unsigned long addr = gup_kunit_mmap(test, PAGE_SIZE, GUP_KUNIT_RW,
 					    GUP_KUNIT_ANON);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
@@ -851,7 +858,7 @@ static void pin_user_pages_read_of_cow_shared_page_unshares(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, PageAnonExclusive(shared));
 	KUNIT_ASSERT_EQ(test, folio_mapcount(page_folio(shared)), 2);
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(*fast, addr, 1, 0, p->pages);
+	ret = gup_kunit_pin_by(*path, addr, 1, 0, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, 1L);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 1);
@@ -926,7 +933,7 @@ static struct page *gup_kunit_migrate_to_coherent(struct kunit *test,
  */
 static void pin_user_pages_longterm_migrates_device_coherent_page(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
 				MEMORY_DEVICE_COHERENT | GUP_KUNIT_DEVMEM_RAM);
 	unsigned long addr = gup_kunit_mmap(test, 2 * PAGE_SIZE, GUP_KUNIT_RW,
@@ -939,8 +946,8 @@ static void pin_user_pages_longterm_migrates_device_coherent_page(struct kunit *
 	gup_kunit_fill(test, addr, 2);
 	dpage = gup_kunit_migrate_to_coherent(test, d, addr);
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(*fast, addr, 2, FOLL_WRITE | FOLL_LONGTERM,
-				 p->pages);
+	ret = gup_kunit_pin_by(*path, addr, 2, FOLL_WRITE | FOLL_LONGTERM,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, 2L);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 2);
@@ -965,7 +972,7 @@ static void pin_user_pages_longterm_migrates_device_coherent_page(struct kunit *
  */
 static void pin_user_pages_longterm_failed_coherent_migration_leaves_no_pin(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	const long npages = 4;
 	struct gup_kunit_devmem *d = gup_kunit_devmem(test,
 				MEMORY_DEVICE_COHERENT | GUP_KUNIT_DEVMEM_RAM);
@@ -980,8 +987,8 @@ static void pin_user_pages_longterm_failed_coherent_migration_leaves_no_pin(stru
 	dpage = gup_kunit_migrate_to_coherent(test, d, addr);
 	get_page(dpage);	/* the driver's reference */
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(*fast, addr, npages,
-				 FOLL_WRITE | FOLL_LONGTERM, p->pages);
+	ret = gup_kunit_pin_by(*path, addr, npages,
+			       FOLL_WRITE | FOLL_LONGTERM, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-EBUSY);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
@@ -1005,7 +1012,7 @@ static void pin_user_pages_longterm_failed_coherent_migration_leaves_no_pin(stru
  */
 static void pin_user_pages_thp_counts_exactly_on_huge_folio(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	unsigned long addr = gup_kunit_mmap(test, 2 * HPAGE_PMD_SIZE,
 					    GUP_KUNIT_RW, GUP_KUNIT_ANON);
 	unsigned long start = ALIGN(addr, HPAGE_PMD_SIZE);
@@ -1022,8 +1029,8 @@ static void pin_user_pages_thp_counts_exactly_on_huge_folio(struct kunit *test)
 		kunit_skip(test, "needs a THP: none at %#lx", start);
 	lru_add_drain_all();
 	gup_kunit_snap(folio, &s);
-	ret = gup_kunit_pin_path(*fast, start, HPAGE_PMD_NR, FOLL_WRITE,
-				 p->pages);
+	ret = gup_kunit_pin_by(*path, start, HPAGE_PMD_NR, FOLL_WRITE,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)HPAGE_PMD_NR);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, HPAGE_PMD_NR);
@@ -1045,7 +1052,7 @@ static void pin_user_pages_thp_counts_exactly_on_huge_folio(struct kunit *test)
  */
 static void pin_user_pages_hugetlb_to_end_of_mapping_counts_per_folio(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	const long off = 3, npages = 2 * GUP_KUNIT_HPAGE_NR - off;
 	unsigned long addr = gup_kunit_mmap(test, 2 * PMD_SIZE, GUP_KUNIT_RW,
 					    GUP_KUNIT_ANON | MAP_HUGETLB);
@@ -1060,7 +1067,7 @@ static void pin_user_pages_hugetlb_to_end_of_mapping_counts_per_folio(struct kun
 	f1 = gup_kunit_user_folio(test, addr + PMD_SIZE);
 	gup_kunit_snap(f0, &s0);
 	gup_kunit_snap(f1, &s1);
-	ret = gup_kunit_pin_path(*fast, start, npages, FOLL_WRITE, p->pages);
+	ret = gup_kunit_pin_by(*path, start, npages, FOLL_WRITE, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, npages);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s0, npages);
@@ -1084,12 +1091,12 @@ static void pin_user_pages_hugetlb_to_end_of_mapping_counts_per_folio(struct kun
  */
 struct gup_kunit_shmem_case {
 	const char *name;
-	bool fast_only;
+	enum gup_kunit_path path;
 };
 
 static const struct gup_kunit_shmem_case gup_kunit_shmem_cases[] = {
-	{ "GUP-fast only", true },
-	{ "slow path", false },
+	{ "GUP-fast only", GUP_KUNIT_FAST_ONLY },
+	{ "slow path", GUP_KUNIT_SLOW },
 };
 
 GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_shmem, gup_kunit_shmem_cases,
@@ -1125,9 +1132,8 @@ static void pin_user_pages_shmem_pins_shared_pages(struct kunit *test)
 	gup_kunit_user_refs(test, addr2, GUP_KUNIT_NPAGES, ref0);
 	gup_kunit_user_refs(test, addr, GUP_KUNIT_NPAGES, ref0);
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_by(c->fast_only ? GUP_KUNIT_FAST_ONLY :
-			       GUP_KUNIT_SLOW, addr, GUP_KUNIT_NPAGES,
-			       FOLL_WRITE, p->pages);
+	ret = gup_kunit_pin_by(c->path, addr, GUP_KUNIT_NPAGES, FOLL_WRITE,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, (long)GUP_KUNIT_NPAGES);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, GUP_KUNIT_NPAGES);
@@ -1193,7 +1199,7 @@ static void pin_user_pages_pfnmap_fails(struct kunit *test)
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
 	if (p->nr)
 		gup_kunit_unpin(p);
-	ret = gup_kunit_pin_path(false, addr, 1, 0, p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, addr, 1, 0, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
@@ -1241,7 +1247,7 @@ static void pin_user_pages_gate_area_pins_vsyscall_page(struct kunit *test)
 	put_page(page);
 
 	gup_kunit_snap(page_folio(page), &s);
-	ret = gup_kunit_pin_path(false, VSYSCALL_ADDR, 1, 0, p->pages);
+	ret = gup_kunit_pin_by(GUP_KUNIT_SLOW, VSYSCALL_ADDR, 1, 0, p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_ASSERT_EQ(test, ret, 1L);
 	KUNIT_EXPECT_PTR_EQ(test, p->pages[0], page);
@@ -1258,7 +1264,7 @@ static void pin_user_pages_gate_area_pins_vsyscall_page(struct kunit *test)
  */
 static void pin_user_pages_gate_area_refuses_write(struct kunit *test)
 {
-	const bool *fast = test->param_value;
+	const enum gup_kunit_path *path = test->param_value;
 	struct gup_kunit_pins *p = gup_kunit_pins(test, 1);
 	struct gup_kunit_snap s;
 	long ret;
@@ -1266,8 +1272,8 @@ static void pin_user_pages_gate_area_refuses_write(struct kunit *test)
 	if (!gup_kunit_gate_area_readable())
 		kunit_skip(test, GUP_KUNIT_NEEDS_GATE_AREA);
 	gup_kunit_snap_counters(&s);
-	ret = gup_kunit_pin_path(*fast, VSYSCALL_ADDR, 1, FOLL_WRITE,
-				 p->pages);
+	ret = gup_kunit_pin_by(*path, VSYSCALL_ADDR, 1, FOLL_WRITE,
+			       p->pages);
 	gup_kunit_pins_got(p, ret);
 	KUNIT_EXPECT_EQ(test, ret, (long)-EFAULT);
 	GUP_KUNIT_EXPECT_PINS_HELD(test, &s, 0);
