@@ -4,10 +4,11 @@
 Usage:
     ktap_report.py LOG [--ktap OUT.ktap] [--junit OUT.xml]
                        [--expect-suites FILE] [--summary-json OUT.json]
+                       [--expect-splats [FILE]]...
 
 The log is a kernel console capture: boot messages, then the KTAP that
-Linux 6.1 KUnit prints, possibly interleaved with kernel splats and possibly
-cut short because the kernel crashed or hung.
+Linux 6.1 and 6.12 KUnit print, possibly interleaved with kernel splats
+and possibly cut short because the kernel crashed or hung.
 
 Grammar (after stripping an optional printk timestamp "[    1.234567] "):
   * KTAP starts at the first column-0 "KTAP version N" / "TAP version N"
@@ -60,12 +61,19 @@ no KTAP at all, in which case a stub listing them as "not ok" is written.
 Exit status: 0 all passed/skipped; 1 a test failed, crashed or is missing;
 2 bad input (unreadable file, no KTAP and no --expect-suites).
 
-Other tools can import this file and call parse_log(text), then
-apply_expected(), junit_xml(), summary() and report_lines() on the Result.
-write_combined() merges the results of several trees (results/TREE/) into
-one junit.xml, whose testsuites and classnames are prefixed with the
-tree (6.1/gup_pin), and one summary.json with a section per tree and the
-summed counts (tools/run_suite.py, tools/check.py).
+Console reports (--expect-splats, apply_splats()): a WARNING, BUG, KASAN,
+... line fails the case during which it appeared unless the case declared
+it, by printing "# CASE: expected report: TEXT" before its result line
+(a parameterised case: among that parameter's lines), or a file line
+"CASE-GLOB TEXT" declares it; a declared TEXT that no report line of the
+case contains fails the case too.
+
+This is the one parser of the project: run_suite.py runs it on every
+console, and tools/repeat.py, mutate.py, check.py and reviewer.py read its
+verdicts (summary.json, or parse_log(), apply_expected(), apply_splats(),
+summary(), junit_xml() and report_lines() on the Result).  The results
+of several trees together (combine(), write_combined()) are in
+tools/_combined.py, importable from here too.
 """
 
 from __future__ import annotations
@@ -78,9 +86,12 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import ToolError, display, read_list, read_names  # noqa: E402
+from _combined import (clean_xml, combine, parse_counts,  # noqa: E402,F401
+                       remove_combined, sub_element, write_combined)
+from _common import ToolError, read_list, read_names  # noqa: E402
 
 PASSED = 'passed'
 FAILED = 'failed'
@@ -127,8 +138,7 @@ STATS_RE = re.compile(r'^# \S+: pass:\d+ fail:\d+ skip:\d+ total:\d+$')
 CASE_LOG_RE = re.compile(r'^\s+# (\w+): ')
 SKIP_RE = re.compile(r'^SKIP\b\s*(.*)$', re.IGNORECASE)
 SYNTHESIZED_RE = re.compile(r'^(CRASHED|not run)\b:?\s*(.*)$')
-XML_BAD_RE = re.compile(
-    '[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]')
+DECLARATION_RE = re.compile(r'^\s*# (\S+): expected report: (.*\S)\s*$')
 
 
 @dataclass
@@ -491,7 +501,23 @@ def read_splats(path: str) -> list[tuple[str, str]]:
     return out
 
 
-def _leaf_nodes(node: Node, path: str):
+def case_declarations(diagnostics: list[str], case: str) -> list[str]:
+    """The report texts that case declares among diagnostics.
+
+    A case that provokes a console report on purpose prints, before its
+    result line (a parameterised case: among that parameter's lines),
+    once per text, the diagnostic "# CASE: expected report: TEXT"
+    (kunit_info()). A line naming another case declares nothing here.
+    """
+    found = []
+    for line in diagnostics:
+        match = DECLARATION_RE.match(line)
+        if match and match.group(1) == case:
+            found.append(match.group(2))
+    return found
+
+
+def _leaf_nodes(node: Node, path: str) -> Iterator[tuple[str, Node]]:
     if not node.children:
         yield path, node
     for child in node.children:
@@ -500,35 +526,57 @@ def _leaf_nodes(node: Node, path: str):
                                else child.name)
 
 
+def _reports(lines: Iterable[str]) -> list[str]:
+    """The console report lines among lines, stripped. A KTAP diagnostic
+    ("# ...", a declaration among them) is the test's own output, never
+    a report, whatever it quotes."""
+    return [line for line in (ln.strip() for ln in lines)
+            if SPLAT_RE.match(line) and not DIAG_RE.match(line)]
+
+
+def _splat_problem(name: str, node: Node, splats: list[str],
+                   declared: list[tuple[str, str]]) -> str | None:
+    """Why the console reports of leaf name fail it, or None.
+
+    The texts it may show are those of the files (declared) whose glob
+    matches name, and those it declares itself (case_declarations()).
+    """
+    case = name.partition('.')[2].partition('/')[0]
+    texts = [text for glob, text in declared
+             if fnmatch.fnmatchcase(name, glob)]
+    texts += case_declarations(node.diagnostics, case)
+    unexpected = [ln for ln in splats if not any(t in ln for t in texts)]
+    missing = [t for t in texts if not any(t in ln for ln in splats)]
+    if unexpected:
+        return f'unexpected console report: {unexpected[0]}'
+    if missing and node.status == PASSED:
+        return f'declared console report "{missing[0]}" did not appear'
+    return None
+
+
 def apply_splats(result: Result, text: str,
                  declared: list[tuple[str, str]]) -> list[str]:
     """Fail cases with undeclared console splats, or missing declared ones.
 
-    A splat belongs to the case whose result line follows it. Splats
-    outside every case (before KUnit, after the last suite) fail a
-    synthesized 'console' entry. Return one line per problem.
+    A splat belongs to the case whose result line follows it. The case
+    declares its own (case_declarations()); declared adds the lines
+    "CASE-GLOB TEXT" of kunit/expected-splats and kunit/TREE/ (for what
+    a case cannot declare itself). Each report line during a case must
+    contain one of its texts, and each text must appear in one of its
+    report lines. Splats outside every case (before KUnit, after the
+    last suite) fail a synthesized 'console' entry. Return one line per
+    problem.
     """
     problems, attributed = [], []
     for name, node in _leaf_nodes(result.root, ''):
-        splats = [ln.strip() for ln in node.diagnostics
-                  if SPLAT_RE.match(ln.strip())]
+        splats = _reports(node.diagnostics)
         attributed += splats
-        mine = [(g, t) for g, t in declared if fnmatch.fnmatchcase(name, g)]
-        unexpected = [ln for ln in splats
-                      if not any(t in ln for _g, t in mine)]
-        missing = [t for _g, t in mine if not any(t in ln for ln in splats)]
-        why = None
-        if unexpected:
-            why = f'unexpected console report: {unexpected[0]}'
-        elif missing and node.status == PASSED:
-            why = f'declared console report "{missing[0]}" did not appear'
+        why = _splat_problem(name, node, splats, declared)
         if why:
             problems.append(f'{name}: {why}')
             if node.status in (PASSED, SKIPPED):
                 node.status, node.message = FAILED, why
-    outside = [ln.strip() for ln in (TIMESTAMP_RE.sub('', x)
-                                     for x in text.splitlines())
-               if SPLAT_RE.match(ln.strip())]
+    outside = _reports(TIMESTAMP_RE.sub('', x) for x in text.splitlines())
     for line in attributed:
         if line in outside:
             outside.remove(line)
@@ -575,41 +623,29 @@ def _group(leaves: list[Leaf]) -> dict[str, list[Leaf]]:
     return groups
 
 
-def _clean(text: str) -> str:
-    """Replace characters that XML 1.0 cannot carry."""
-    return XML_BAD_RE.sub('\ufffd', text)
-
-
 def _count_attrs(counts: Counts) -> dict[str, str]:
     return {'tests': str(counts.tests), 'failures': str(counts.failures),
             'errors': str(counts.errors), 'skipped': str(counts.skipped)}
 
 
-def _sub(parent: ET.Element, tag: str, message: str | None,
-         text: str = '') -> None:
-    attrs = {} if message is None else {'message': _clean(message)}
-    element = ET.SubElement(parent, tag, attrs)
-    if text:
-        element.text = _clean(text)
-
-
 def _testcase(parent: ET.Element, leaf: Leaf, tail: list[str]) -> None:
-    attrs = {'classname': _clean(leaf.suite), 'name': _clean(leaf.name)}
+    attrs = {'classname': clean_xml(leaf.suite),
+             'name': clean_xml(leaf.name)}
     if leaf.file:
-        attrs.update(file=_clean(leaf.file), line=str(leaf.line))
+        attrs.update(file=clean_xml(leaf.file), line=str(leaf.line))
     case = ET.SubElement(parent, 'testcase', attrs)
     diagnostics = '\n'.join(leaf.diagnostics)
     if leaf.status == FAILED:
-        _sub(case, 'failure', leaf.message, diagnostics)
+        sub_element(case, 'failure', leaf.message, diagnostics)
     elif leaf.status == CRASHED:
-        _sub(case, 'error', CRASH_MESSAGE, '\n'.join(tail))
+        sub_element(case, 'error', CRASH_MESSAGE, '\n'.join(tail))
     elif leaf.status == NOT_RUN:
-        _sub(case, 'error', leaf.message, diagnostics)
+        sub_element(case, 'error', leaf.message, diagnostics)
     else:
         if leaf.status == SKIPPED:
-            _sub(case, 'skipped', leaf.message)
+            sub_element(case, 'skipped', leaf.message)
         if diagnostics:
-            _sub(case, 'system-out', None, diagnostics)
+            sub_element(case, 'system-out', None, diagnostics)
 
 
 def junit_xml(result: Result) -> ET.ElementTree:
@@ -618,7 +654,7 @@ def junit_xml(result: Result) -> ET.ElementTree:
     root = ET.Element('testsuites', _count_attrs(Counts.of(leaves)))
     for suite, group in _group(leaves).items():
         element = ET.SubElement(root, 'testsuite', {
-            'name': _clean(suite), **_count_attrs(Counts.of(group))})
+            'name': clean_xml(suite), **_count_attrs(Counts.of(group))})
         for leaf in group:
             _testcase(element, leaf, result.console_tail)
     tree = ET.ElementTree(root)
@@ -657,111 +693,6 @@ def report_lines(result: Result) -> list[str]:
 def read_expected(path: str) -> list[str]:
     """Suite names, one a line; '#' comments and blank lines ignored."""
     return read_names(path)
-
-
-COUNTS_RE = re.compile(r'^(\d+) passed, (\d+) failed, (\d+) skipped$')
-COMBINED_FILES = ('junit.xml', 'summary.json')
-TREE_ERROR_SUITE = '<tree>'
-TREE_ERROR_CASE = 'prepare, build and run'
-
-
-def parse_counts(line: str) -> tuple[int, int, int] | None:
-    """(passed, failed, skipped) of an 'N passed, N failed, N skipped'
-    line, or None."""
-    match = COUNTS_RE.match(line.strip())
-    return tuple(int(g) for g in match.groups()) if match else None
-
-
-def remove_combined(out_dir: str) -> None:
-    """Remove the combined files of an earlier run from out_dir."""
-    for name in COMBINED_FILES:
-        try:
-            os.unlink(os.path.join(out_dir, name))
-        except FileNotFoundError:
-            pass
-
-
-def _tree_error(tree: str, results: str,
-                error: str) -> tuple[dict, ET.Element]:
-    doc = {'results': display(results), 'error': error, 'passed': 0,
-           'failed': 1, 'skipped': 0, 'crashed': False,
-           'crash_reason': None, 'missing_suites': [], 'suites': []}
-    suite = ET.Element('testsuite', {'name': f'{tree}/{TREE_ERROR_SUITE}',
-                                     'tests': '1', 'failures': '0',
-                                     'errors': '1', 'skipped': '0'})
-    case = ET.SubElement(suite, 'testcase', {
-        'classname': f'{tree}/{TREE_ERROR_SUITE}', 'name': TREE_ERROR_CASE})
-    _sub(case, 'error', error)
-    return doc, suite
-
-
-def _tree_results(tree: str, results: str) -> tuple[dict, list[ET.Element]]:
-    """The summary.json document and the JUnit testsuites of one tree,
-    renamed TREE/SUITE; a missing or unreadable file is a tree error."""
-    try:
-        with open(os.path.join(results, 'summary.json'),
-                  encoding='utf-8') as file:
-            doc = json.load(file)
-        root = ET.parse(os.path.join(results, 'junit.xml')).getroot()
-    except (OSError, ValueError, ET.ParseError) as err:
-        doc, suite = _tree_error(tree, results, f'no results in {results} '
-                                 f'({err.__class__.__name__}: {err})')
-        return doc, [suite]
-    doc = {'results': display(results), **doc}
-    suites = []
-    for suite in root.iter('testsuite'):
-        suite.set('name', f'{tree}/{suite.get("name", "")}')
-        for case in suite.iter('testcase'):
-            case.set('classname', f'{tree}/{case.get("classname", "")}')
-        suites.append(suite)
-    return doc, suites
-
-
-def combine(runs: list[tuple[str, str, str | None]]
-            ) -> tuple[dict, ET.ElementTree]:
-    """The combined summary.json document and JUnit tree of several trees.
-
-    runs: (tree, results directory, error or None), in order; a tree with
-    an error (it could not be built or run) counts as one failed test.
-    """
-    trees: dict[str, dict] = {}
-    root = ET.Element('testsuites')
-    for tree, results, error in runs:
-        if error is None:
-            doc, suites = _tree_results(tree, results)
-        else:
-            doc, suite = _tree_error(tree, results, error)
-            suites = [suite]
-        trees[tree] = doc
-        root.extend(suites)
-    totals = {key: sum(int(doc.get(key) or 0) for doc in trees.values())
-              for key in ('passed', 'failed', 'skipped')}
-    for attr in ('tests', 'failures', 'errors', 'skipped'):
-        root.set(attr, str(sum(int(s.get(attr) or 0) for s in root)))
-    summary_doc = {**totals,
-                   'crashed': any(doc.get('crashed') for doc in
-                                  trees.values()),
-                   'trees': trees}
-    tree_xml = ET.ElementTree(root)
-    ET.indent(tree_xml)
-    return summary_doc, tree_xml
-
-
-def write_combined(runs: list[tuple[str, str, str | None]],
-                   out_dir: str) -> dict:
-    """Write out_dir/junit.xml and out_dir/summary.json over the trees of
-    runs (see combine()); return the summary document."""
-    summary_doc, tree_xml = combine(runs)
-    os.makedirs(out_dir, exist_ok=True)
-    path = os.path.join(out_dir, 'junit.xml')
-    tree_xml.write(path + '.tmp', encoding='utf-8', xml_declaration=True)
-    os.replace(path + '.tmp', path)
-    path = os.path.join(out_dir, 'summary.json')
-    with open(path + '.tmp', 'w', encoding='utf-8') as file:
-        json.dump(summary_doc, file, indent=2)
-        file.write('\n')
-    os.replace(path + '.tmp', path)
-    return summary_doc
 
 
 def _warn(message: str) -> None:
@@ -828,10 +759,12 @@ def _arg_parser() -> argparse.ArgumentParser:
                         help='fail every case during which the console '
                              'shows a WARNING, BUG, KASAN, kmemleak, '
                              'lockdep or bad page report, except those '
-                             'that FILE declares (lines "CASE-GLOB TEXT"), '
-                             'and a declared one that did not appear; '
+                             'that the case declares (its diagnostic '
+                             '"# CASE: expected report: TEXT") or FILE '
+                             'declares (lines "CASE-GLOB TEXT"), and a '
+                             'declared one that did not appear; '
                              'repeatable: the declarations of every FILE '
-                             'count (none: no report is declared)')
+                             'count (none: only the cases declare)')
     return parser
 
 

@@ -11,16 +11,20 @@ For each tree (--tree, repeatable; default every tree of kunit/trees), it
 builds once (make test), then boots the same kernel N more times
 (run_suite.py --no-build); with --isolated it also boots one kernel per
 case (or per suite), filtered to it. Every run's per-case statuses come
-from kunit.py's JSON and are compared with the first run's. (kunit.py's
-own --run_isolated is not used: in 6.1 its JSON keeps only the last
-boot.) The build lock is held throughout, so that no other run rebuilds
-the kernel between boots. The runs' results go to results/TREE/repeat/
+from its summary.json, the verdict of tools/ktap_report.py (the parser
+of make test, CI and the mutants: console reports and crashes count),
+and are compared with the first run's. (kunit.py's own --run_isolated
+is not used: in 6.1 its JSON keeps only the last boot.) The build lock
+is held throughout, so that no other run rebuilds the kernel between
+boots. The runs' results go to results/TREE/repeat/
 (RUN/), the verdict to results/TREE/repeat.json. Prints one line per run
 that differs and one line per tree, then 'N passed, N failed, N skipped'
 over the runs of every tree: a run passes when it matches the first run
 of its tree and nothing in it failed; a tree whose first run produced no
 results counts as one failed run. Exit 1 if any run differs or fails.
 """
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -29,30 +33,32 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
-                     add_tree_argument, die, display, selected_trees)
+                     Tree, add_tree_argument, die, display, selected_trees)
 
 TOOL = 'repeat'
 RUN_SUITE = os.path.join(ROOT, 'tools', 'run_suite.py')
 
 
-def flatten(top):
-    """Map 'suite.case[/param]' -> status for kunit.py's JSON of a run.
+def flatten(summary: dict) -> dict[str, str]:
+    """Map 'suite.case[/param]' -> status for a run's summary.json.
 
-    The JSON nests run -> suites -> cases, and a parameterised case is a
-    group whose test cases are its parameters.
+    The summary (tools/ktap_report.py) lists, per suite, every case
+    without parameters and every parameter ('case/param'), with statuses
+    passed, failed, skipped, crashed or not_run; an entry that stands
+    for several tests ('<not run>', its count) keeps the count.
     """
     out = {}
-    for suite in top.get('sub_groups', []):
-        for case in suite.get('test_cases', []):
-            out['%s.%s' % (suite['name'], case['name'])] = case['status']
-        for pcase in suite.get('sub_groups', []):
-            for param in pcase.get('test_cases', []):
-                out['%s.%s/%s' % (suite['name'], pcase['name'],
-                                  param['name'])] = param['status']
+    for suite in summary.get('suites', []):
+        for case in suite.get('cases', []):
+            count = case.get('count', 1)
+            out['%s.%s' % (suite['name'], case['name'])] = \
+                case['status'] if count == 1 else \
+                '%s x%d' % (case['status'], count)
     return out
 
 
-def one_run(tree, label, extra, results, filt):
+def one_run(tree: Tree, label: str, extra: list[str], results: str,
+            filt: str) -> tuple[dict[str, str] | None, int]:
     """Run the suite once; return (statuses or None, exit status)."""
     res = os.path.join(results, label)
     cmd = [sys.executable, RUN_SUITE, '--tree', tree.name,
@@ -62,13 +68,13 @@ def one_run(tree, label, extra, results, filt):
     proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
     try:
-        with open(os.path.join(res, 'kunit.json')) as f:
+        with open(os.path.join(res, 'summary.json')) as f:
             return flatten(json.load(f)), proc.returncode
     except (OSError, ValueError):
         return None, proc.returncode or 1
 
 
-def compare(base, other):
+def compare(base: dict[str, str], other: dict[str, str]) -> list[str]:
     """Lines describing how @other differs from @base."""
     diff = []
     for key in sorted(set(base) | set(other)):
@@ -78,7 +84,8 @@ def compare(base, other):
     return diff
 
 
-def repeat(args, tree, results):
+def repeat(args: argparse.Namespace, tree: Tree, results: str
+           ) -> tuple[list[dict] | None, int]:
     """Run everything of one tree; return (runs, number of cases) or
     (None, 0)."""
     base, rc = one_run(tree, 'run-00', [], results, args.filter)
@@ -105,7 +112,7 @@ def repeat(args, tree, results):
     return runs, len(base)
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('filter', nargs='?', default='')
@@ -124,22 +131,21 @@ def main():
     if len(trees) > 1 and '{tree}' not in args.results:
         die(TOOL, '--results %s: with several trees it must name {tree}'
             % args.results, 2)
-    passed = failed = 0
     try:
         with BuildLock(TOOL):
-            for tree in trees:
-                ok, bad = repeat_tree(args, tree)
-                passed += ok
-                failed += bad
+            runs = [repeat_tree(args, tree) for tree in trees]
     except ToolError as e:
         die(TOOL, str(e), e.status)
     except KeyboardInterrupt:
         die(TOOL, 'interrupted', 130)
-    print('%d passed, %d failed, 0 skipped' % (passed, failed))
+    failed = sum(bad for _ok, bad in runs)
+    print('%d passed, %d failed, 0 skipped'
+          % (sum(ok for ok, _bad in runs), failed))
     return 1 if failed else 0
 
 
-def repeat_tree(args, tree):
+def repeat_tree(args: argparse.Namespace,
+                tree: Tree) -> tuple[int, int]:
     """The runs of one tree; return (passed, failed) runs."""
     top = tree.expand(args.results)
     results = os.path.join(top, 'repeat')

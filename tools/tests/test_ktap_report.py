@@ -18,9 +18,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-FIXTURES = HERE / 'fixtures'
+# Real console logs of both trees, named TREE-WHAT.log: see the README
+# there for how each was captured.
+KTAP_FIXTURES = HERE / 'fixtures' / 'ktap'
 SCRIPT = HERE.parent / 'ktap_report.py'
 PROVE = shutil.which('prove')
+TREES = ('6.1', '6.12')
 
 
 def _load_tool():
@@ -35,7 +38,8 @@ kr = _load_tool()
 
 
 def fixture_text(name):
-    return (FIXTURES / name).read_text(encoding='utf-8')
+    return (KTAP_FIXTURES / name).read_text(encoding='utf-8',
+                                            errors='replace')
 
 
 def parse(name):
@@ -50,6 +54,17 @@ def statuses(result):
 def leaf(result, full_name):
     return next(item for item in result.leaves()
                 if f'{item.suite}.{item.name}' == full_name)
+
+
+def tree_leaves(what, full_name):
+    """(tree, the leaf full_name of TREE-what.log) for each tree."""
+    return [(tree, leaf(parse(f'{tree}-{what}.log'), full_name))
+            for tree in TREES]
+
+
+def counted(result):
+    counts = result.counts()
+    return counts.passed, counts.failed, counts.skipped
 
 
 class CliCase(unittest.TestCase):
@@ -88,143 +103,222 @@ class CliCase(unittest.TestCase):
 
 
 class ParsePassTest(unittest.TestCase):
+    """TREE-grab-params.log: gup_pin_grab alone, every case passing,
+    parameterised cases, WARNs inside parameters."""
+
     def test_counts_and_statuses(self):
-        result = parse('pass.log')
-        counts = result.counts()
-        self.assertEqual((counts.passed, counts.failed, counts.skipped),
-                         (7, 0, 1))
-        self.assertFalse(result.crashed)
-        self.assertEqual(result.exit_status(), 0)
-        self.assertEqual(
-            statuses(result)['gup_pin_tracking.pin_longterm_cma'],
-            kr.SKIPPED)
+        for tree, passed in (('6.1', 61), ('6.12', 67)):
+            result = parse(f'{tree}-grab-params.log')
+            with self.subTest(tree=tree):
+                self.assertEqual(
+                    (counted(result), result.crashed, result.exit_status(),
+                     set(statuses(result).values())),
+                    ((passed, 0, 0), False, 0, {kr.PASSED}))
 
     def test_parameter_leaves(self):
-        names = [item.name for item in parse('pass.log').leaves()
-                 if item.name.startswith('pin_folio_orders')]
-        self.assertEqual(names, ['pin_folio_orders/order 0',
-                                 'pin_folio_orders/order 1',
-                                 'pin_folio_orders/order 2'])
-
-    def test_skip_reason(self):
-        skipped = leaf(parse('pass.log'), 'gup_pin_tracking.pin_longterm_cma')
-        self.assertEqual(skipped.message, 'CONFIG_CMA is not enabled')
+        names = [item.name for item in parse('6.1-grab-params.log').leaves()
+                 if item.name.startswith('try_grab_page_get_adds_one_')]
+        self.assertEqual(names, [
+            f'try_grab_page_get_adds_one_reference/order {order}'
+            for order in (0, 1, 2, 9, 10)])
+        names = [item.name for item in parse('6.12-grab-params.log').leaves()
+                 if item.name.startswith('try_grab_folio_get_adds_refs/')]
+        self.assertEqual(names[:2], [
+            'try_grab_folio_get_adds_refs/order 0 refs 1 via head page',
+            'try_grab_folio_get_adds_refs/order 0 refs 3 via head page'])
+        self.assertEqual(len(names), 9)
 
     def test_ktap_extracted_verbatim(self):
-        lines = parse('pass.log').ktap_lines
-        self.assertEqual(lines[:2], ['KTAP version 1', '1..2'])
-        self.assertEqual(lines[-1], 'ok 2 gup_pin_fast')
-        self.assertIn('        # Subtest: pin_folio_orders', lines)
-        self.assertIn('    ok 4 pin_longterm_cma # SKIP CONFIG_CMA is not '
-                      'enabled', lines)
-        self.assertFalse(any('reboot' in line or 'Linux version' in line
-                             for line in lines))
+        for tree in TREES:
+            with self.subTest(tree=tree):
+                lines = parse(f'{tree}-grab-params.log').ktap_lines
+                self.assertEqual(lines[:4], [
+                    'KTAP version 1', '1..1', '    KTAP version 1',
+                    '    # Subtest: gup_pin_grab'])
+                self.assertEqual(lines[-1], 'ok 1 gup_pin_grab')
+                self.assertIn('        # Subtest: try_grab_folio_get_adds_'
+                              'refs', lines)
+                self.assertFalse(any(
+                    'reboot' in line or 'Linux version' in line
+                    or line.startswith(('WARNING:', 'RIP:', ' <TASK>'))
+                    for line in lines))
 
     def test_crlf_console(self):
-        text = fixture_text('pass.log').replace('\n', '\r\n')
+        text = fixture_text('6.1-grab-params.log').replace('\n', '\r\n')
         self.assertEqual(kr.parse_log(text).ktap_lines,
-                         parse('pass.log').ktap_lines)
+                         parse('6.1-grab-params.log').ktap_lines)
+
+
+class ParseSkipTest(unittest.TestCase):
+    """TREE-bare-skips.log: the kernel booted by kunit.py without the
+    project's command line, so that many cases skip, saying why."""
+
+    COUNTS = {'6.1': (164, 0, 33), '6.12': (228, 0, 63)}
+
+    def test_counts(self):
+        for tree in TREES:
+            with self.subTest(tree=tree):
+                result = parse(f'{tree}-bare-skips.log')
+                self.assertEqual(counted(result), self.COUNTS[tree])
+                self.assertEqual(result.exit_status(), 0)
+
+    def test_skip_reason(self):
+        for tree, skipped in tree_leaves(
+                'bare-skips', 'gup_selftest.selftest_crashes_kernel_on_'
+                'request'):
+            with self.subTest(tree=tree):
+                self.assertEqual((skipped.status, skipped.message), (
+                    kr.SKIPPED, 'needs gup.kunit_selftest=panic|oops|hang '
+                    '(off by default)'))
+
+    def test_skipped_parameter(self):
+        skipped = leaf(parse('6.1-bare-skips.log'),
+                       'gup_pin_secretmem.pin_user_pages_of_secret_memory_'
+                       'is_refused/slow path')
+        self.assertEqual((skipped.status, skipped.message), (
+            kr.SKIPPED, 'needs secretmem: pass --kernel_args='
+            'secretmem.enable=1 (memfd_secret(): -38)'))
 
 
 class ParseFailTest(unittest.TestCase):
-    def setUp(self):
-        self.result = parse('fail.log')
+    """Mutant runs: TREE-mutant-060-fails.log (mutate.py --mode patch 060)
+    and 6.12-mutant-148-fails-params.log (failing parameters)."""
 
     def test_counts(self):
-        counts = self.result.counts()
-        self.assertEqual((counts.passed, counts.failed, counts.skipped),
-                         (3, 3, 0))
-        self.assertFalse(self.result.crashed)
+        for tree, passed in (('6.1', 194), ('6.12', 288)):
+            result = parse(f'{tree}-mutant-060-fails.log')
+            with self.subTest(tree=tree):
+                self.assertEqual(
+                    (counted(result), result.crashed, result.exit_status()),
+                    ((passed, 2, 0), False, 1))
+                self.assertEqual(
+                    sorted(k for k, s in statuses(result).items()
+                           if s == kr.FAILED),
+                    ['gup_pin.reclaim_keeps_pinned_file_folio_and_its_'
+                     'private_data', 'gup_pin_ext4_dma.pin_user_pages_keeps_'
+                     'dma_across_reclaim'])
 
     def test_file_and_line(self):
-        plain = leaf(self.result,
-                     'gup_pin_tracking.pin_single_page_increments_pincount')
-        self.assertEqual((plain.file, plain.line), ('mm/gup_kunit.c', 123))
-        self.assertEqual(plain.message,
-                         'EXPECTATION FAILED at mm/gup_kunit.c:123')
-        self.assertIn('    Expected folio_pincount(folio) == 1, but',
-                      plain.diagnostics)
+        for tree, plain in tree_leaves(
+                'mutant-060-fails', 'gup_pin_ext4_dma.pin_user_pages_keeps_'
+                'dma_across_reclaim'):
+            with self.subTest(tree=tree):
+                self.assertEqual((plain.file, plain.line),
+                                 ('mm/tests/gup_pin_ext4_dma_kunit.c', 179))
+                self.assertEqual(plain.message, 'EXPECTATION FAILED at '
+                                 'mm/tests/gup_pin_ext4_dma_kunit.c:179')
+                self.assertIn('    Expected gup_kunit_dma_on_disk(test, &d)'
+                              " == 'C', but", plain.diagnostics)
 
     def test_failed_parameter(self):
-        param = leaf(self.result, 'gup_pin_tracking.pin_folio_orders/order 1')
+        result = parse('6.12-mutant-148-fails-params.log')
+        case = 'gup_pin_memfd.memfd_pin_folios_hugetlb_out_of_pages_leaks_' \
+            'nothing/'
+        param = leaf(result, case + 'memfd, its last folio allocated first')
         self.assertEqual(param.status, kr.FAILED)
-        self.assertEqual((param.file, param.line), ('mm/gup_kunit.c', 207))
-        self.assertEqual(
-            statuses(self.result)['gup_pin_tracking.pin_folio_orders/order 2'],
-            kr.PASSED)
-
-    def test_message_without_location(self):
-        other = leaf(self.result, 'gup_pin_fast.pin_user_pages_fast_anon')
-        self.assertIsNone(other.file)
-        self.assertEqual(other.message,
-                         'pin_user_pages_fast_anon: unexpected return value')
+        self.assertEqual((param.file, param.line),
+                         ('mm/tests/gup_pin_memfd_kunit.c', 509))
+        self.assertEqual(param.message, 'ASSERTION FAILED at '
+                         'mm/tests/gup_pin_memfd_kunit.c:509')
+        self.assertEqual(statuses(result)[case + 'memfd, no reservation'],
+                         kr.FAILED)
+        self.assertEqual(counted(result), (281, 9, 0))
 
 
 class ParseCrashTest(unittest.TestCase):
+    """6.12-mutant-crash-in-param.log: a generated mutant's NULL pointer
+    dereference in the sixth parameter of a case, with suites to go."""
+
+    NAME = '6.12-mutant-crash-in-param.log'
+    CASE = 'gup_pin_memfd.memfd_pin_folios_pins_each_folio_of_range_once'
+
     def setUp(self):
-        self.result = parse('crash.log')
+        self.result = parse(self.NAME)
 
     def test_crash_and_counts(self):
         self.assertTrue(self.result.crashed)
         self.assertEqual(self.result.crash_reason, 'BUG: kernel NULL pointer '
-                         'dereference, address: 0000000000000008')
-        counts = self.result.counts()
-        self.assertEqual((counts.passed, counts.failed, counts.skipped),
-                         (4, 3, 0))
+                         'dereference, address: 0000000000000034')
+        self.assertEqual(counted(self.result), (226, 16, 0))
 
     def test_leaf_statuses(self):
         found = statuses(self.result)
-        self.assertEqual(found['gup_pin_fast.pin_fast_orders/order 0'],
+        self.assertEqual(found[self.CASE + '/shmem, max_folios 3 of 5'],
                          kr.PASSED)
-        self.assertEqual(found['gup_pin_fast.pin_fast_orders/<param 2>'],
-                         kr.CRASHED)
-        self.assertEqual(found['gup_pin_fast.<not run>'], kr.NOT_RUN)
+        self.assertEqual(found[self.CASE + '/<param 6>'], kr.CRASHED)
+        self.assertEqual(found['gup_pin_memfd.<not run>'], kr.NOT_RUN)
         self.assertEqual(found['<not run>.<not run>'], kr.NOT_RUN)
+        self.assertEqual([item.count for item in self.result.leaves()
+                          if item.status == kr.NOT_RUN], [11, 4])
 
     def test_synthesized_closing_lines(self):
         note = ('BUG: kernel NULL pointer dereference, address: '
-                '0000000000000008; see crash.log')
-        self.assertEqual(self.result.ktap_lines[-5:], [
-            f'        not ok 2 <param 2> # CRASHED: {note}',
-            f'    not ok 2 pin_fast_orders # CRASHED: {note}',
-            f'    not ok 3 <not run> # not run: {note}',
-            f'not ok 2 gup_pin_fast # CRASHED: {note}',
-            f'not ok 3 <not run> # not run: {note}',
-        ])
+                f'0000000000000034; see {self.NAME}')
+        lines = self.result.ktap_lines
+        at = lines.index(f'        not ok 6 <param 6> # CRASHED: {note}')
+        self.assertEqual(lines[at:at + 4], [
+            f'        not ok 6 <param 6> # CRASHED: {note}',
+            '    not ok 1 memfd_pin_folios_pins_each_folio_of_range_once '
+            f'# CRASHED: {note}',
+            f'    not ok 2 <not run> # not run: {note}',
+            f'    not ok 3 <not run> # not run: {note}'])
+        self.assertEqual(lines[-5:], [
+            f'not ok 8 gup_pin_memfd # CRASHED: {note}'] + [
+            f'not ok {n} <not run> # not run: {note}' for n in (9, 10, 11,
+                                                               12)])
         self.assertFalse(any(line.startswith('ok ') and 'CRASH' in line
-                             for line in self.result.ktap_lines))
+                             for line in lines))
 
     def test_kernel_lines_kept_out_of_ktap(self):
-        self.assertFalse(any(re.search(r'BUG:|Oops|Call Trace|#PF', line)
-                             and 'CRASHED' not in line and 'not run' not in
-                             line for line in self.result.ktap_lines))
+        for name in (self.NAME, '6.1-selftest-oops.log',
+                     '6.12-selftest-panic.log'):
+            with self.subTest(fixture=name):
+                self.assertFalse(any(
+                    re.search(r'BUG:|Oops|Call Trace|#PF|RIP:', line)
+                    and 'CRASHED' not in line and 'not run' not in line
+                    for line in parse(name).ktap_lines))
 
     def test_written_ktap_reparses_to_same_counts(self):
         again = kr.parse_log('\n'.join(self.result.ktap_lines))
         self.assertEqual(again.counts(), self.result.counts())
         self.assertFalse(again.crashed)
 
+    def test_selftest_crashes_name_the_running_case(self):
+        reasons = {
+            'panic': 'Kernel panic - not syncing: gup_kunit: panic requested '
+                     'by gup.kunit_selftest',
+            'oops': 'BUG: kernel NULL pointer dereference, address: '
+                    '0000000000000000'}
+        for tree in TREES:
+            for kind, reason in reasons.items():
+                with self.subTest(tree=tree, kind=kind):
+                    result = parse(f'{tree}-selftest-{kind}.log')
+                    self.assertEqual(result.crash_reason, reason)
+                    self.assertEqual(statuses(result), {
+                        'gup_selftest.selftest_crashes_kernel_on_request':
+                        kr.CRASHED})
 
-class ParseTruncatedTest(unittest.TestCase):
-    def setUp(self):
-        self.result = parse('truncated.log')
+
+class ParseHangTest(unittest.TestCase):
+    """TREE-selftest-hang.log: the case sleeps for ever; kunit.py's timeout
+    ends QEMU and the log."""
 
     def test_running_case_named_from_its_diagnostic(self):
-        crashed = leaf(self.result, 'gup_pin_fast.pin_fast_concurrent')
-        self.assertEqual(crashed.status, kr.CRASHED)
-        self.assertEqual(self.result.crash_reason, kr.LOG_ENDED)
+        for tree in TREES:
+            result = parse(f'{tree}-selftest-hang.log')
+            with self.subTest(tree=tree):
+                self.assertEqual(
+                    (statuses(result), result.crash_reason, counted(result)),
+                    ({'gup_selftest.selftest_crashes_kernel_on_request':
+                      kr.CRASHED}, kr.LOG_ENDED, (0, 1, 0)))
 
     def test_closing_lines(self):
-        self.assertEqual(self.result.ktap_lines[-3:], [
-            '    not ok 2 pin_fast_concurrent # CRASHED: log ended (kernel '
-            'crashed or hung); see truncated.log',
-            '    not ok 3 <not run> # not run: log ended (kernel crashed or '
-            'hung); see truncated.log',
-            'not ok 2 gup_pin_fast # CRASHED: log ended (kernel crashed or '
-            'hung); see truncated.log',
-        ])
-        counts = self.result.counts()
-        self.assertEqual((counts.passed, counts.failed), (2, 2))
+        note = f'{kr.LOG_ENDED}; see 6.1-selftest-hang.log'
+        self.assertEqual(parse('6.1-selftest-hang.log').ktap_lines[-3:], [
+            '    # selftest_crashes_kernel_on_request: start',
+            '    not ok 1 selftest_crashes_kernel_on_request # CRASHED: '
+            + note,
+            f'not ok 1 gup_selftest # CRASHED: {note}'])
 
     def test_unnamed_running_case(self):
         text = ('KTAP version 1\n1..1\n    # Subtest: s\n    1..2\n'
@@ -239,38 +333,51 @@ class ParseTruncatedTest(unittest.TestCase):
         self.assertEqual(result.ktap_lines[-1][:20], 'not ok 2 <suite 2> #')
 
 
-class ParseInterleavedTest(unittest.TestCase):
-    def setUp(self):
-        self.result = parse('interleaved.log')
+class ParseWarnTest(unittest.TestCase):
+    """TREE-warn-pass.log: gup_pin_warn alone; its cases WARN on purpose."""
 
     def test_all_pass(self):
-        counts = self.result.counts()
-        self.assertEqual((counts.passed, counts.failed, counts.skipped),
-                         (3, 0, 0))
-        self.assertFalse(self.result.crashed)
+        for tree in TREES:
+            with self.subTest(tree=tree):
+                result = parse(f'{tree}-warn-pass.log')
+                self.assertEqual(counted(result), (4, 0, 0))
+                self.assertFalse(result.crashed)
 
     def test_splat_not_in_ktap(self):
-        text = '\n'.join(self.result.ktap_lines)
-        for marker in ('cut here', 'WARNING:', '<TASK>', 'crng init'):
-            self.assertNotIn(marker, text)
-        self.assertIn('    # pin_overflow_warns: saturation warning seen as '
-                      'expected', self.result.ktap_lines)
+        for tree in TREES:
+            with self.subTest(tree=tree):
+                lines = parse(f'{tree}-warn-pass.log').ktap_lines
+                text = '\n'.join(lines)
+                for marker in ('cut here', '\nWARNING:', '<TASK>', 'RIP:'):
+                    self.assertNotIn(marker, text)
+                self.assertIn('    # grab_after_wrap_is_refused: expected '
+                              'report: WARNING:', lines)
 
     def test_splat_attached_to_running_case(self):
-        warned = leaf(self.result, 'gup_pin_overflow.pin_overflow_warns')
-        self.assertTrue(any(line.startswith('WARNING: CPU: 0 PID: 1 at '
-                                            'mm/gup.c:181')
-                            for line in warned.diagnostics))
-        param = leaf(self.result,
-                     'gup_pin_overflow.pin_overflow_orders/order 9')
-        self.assertIn('random: crng init done', param.diagnostics)
+        for tree in TREES:
+            with self.subTest(tree=tree):
+                result = parse(f'{tree}-warn-pass.log')
+                warned = leaf(result, 'gup_pin_warn.grab_after_wrap_is_'
+                              'refused')
+                self.assertTrue(any(line.startswith('WARNING: CPU: ')
+                                    for line in warned.diagnostics))
+                first = leaf(result, 'gup_pin_warn.pin_crossing_sign_bit_'
+                             'wraps_once')
+                self.assertFalse(any('WARNING' in line
+                                     for line in first.diagnostics))
 
 
 class OtherGrammarTest(unittest.TestCase):
     def test_no_ktap(self):
-        result = parse('noktap.log')
-        self.assertFalse(result.found)
-        self.assertEqual(result.leaves(), [])
+        """TREE-boot-cut-no-ktap.log: kunit.py's timeout (1 s) ended QEMU
+        during the boot, before KUnit."""
+        for tree in TREES:
+            with self.subTest(tree=tree):
+                result = parse(f'{tree}-boot-cut-no-ktap.log')
+                self.assertFalse(result.found)
+                self.assertEqual(result.leaves(), [])
+                self.assertEqual(result.console_tail[-1][:36],
+                                 'qemu-system-x86_64: terminating on s')
 
     def test_suite_init_failure_is_a_failed_leaf(self):
         result = kr.parse_log('KTAP version 1\n1..1\n'
@@ -295,80 +402,92 @@ class OtherGrammarTest(unittest.TestCase):
                          ['  not ok 2 <case 2> # ', 'not ok 1 s # CRASHED: '])
 
     def test_ktap_ends_at_fulfilled_plan(self):
-        text = fixture_text('pass.log') + 'ok 3 bogus_after_end\n'
-        self.assertEqual(parse('pass.log').counts(),
-                         kr.parse_log(text).counts())
+        text = fixture_text('6.1-grab-params.log')
+        text = text[:text.index('\nok 1 gup_pin_grab\n') + 19]
+        longer = kr.parse_log(text + 'ok 2 bogus_after_end\n')
+        self.assertEqual(parse('6.1-grab-params.log').counts(),
+                         longer.counts())
+        self.assertEqual(longer.ktap_lines[-1], 'ok 1 gup_pin_grab')
 
 
 class CliTest(CliCase):
     def test_pass(self):
-        status, out, err = self.run_cli(FIXTURES / 'pass.log')
-        self.assertEqual((status, out, err), (0, '7 passed, 0 failed, '
-                                              '1 skipped\n', ''))
-        self.assertEqual(self.ktap(), parse('pass.log').ktap_lines)
+        status, out, err = self.run_cli(KTAP_FIXTURES / '6.1-grab-params.log')
+        self.assertEqual((status, out, err), (0, '61 passed, 0 failed, '
+                                              '0 skipped\n', ''))
+        self.assertEqual(self.ktap(), parse('6.1-grab-params.log').ktap_lines)
 
     def test_fail_stdout(self):
-        status, out, _ = self.run_cli(FIXTURES / 'fail.log')
+        status, out, _ = self.run_cli(KTAP_FIXTURES /
+                                      '6.12-mutant-148-fails-params.log')
         lines = out.splitlines()
         self.assertEqual(status, 1)
         self.assertRegex(lines[-1], r'^\d+ passed, \d+ failed, \d+ skipped$')
-        self.assertEqual(lines[-1], '3 passed, 3 failed, 0 skipped')
-        self.assertIn('FAILED gup_pin_tracking.pin_folio_orders/order 1: '
-                      'EXPECTATION FAILED at mm/gup_kunit.c:207', lines)
-        self.assertEqual(len(lines), 4)
+        self.assertEqual(lines[-1], '281 passed, 9 failed, 0 skipped')
+        self.assertIn('FAILED gup_pin_memfd.memfd_pin_folios_hugetlb_out_of_'
+                      'pages_leaks_nothing/memfd, its last folio allocated '
+                      'first: ASSERTION FAILED at mm/tests/gup_pin_memfd_'
+                      'kunit.c:509', lines)
+        self.assertEqual(len(lines), 10)
 
     def test_crash_exit_and_summary(self):
-        status, out, _ = self.run_cli(FIXTURES / 'crash.log')
+        status, out, _ = self.run_cli(KTAP_FIXTURES /
+                                      '6.12-mutant-crash-in-param.log')
         self.assertEqual(status, 1)
-        self.assertEqual(out.splitlines()[-1], '4 passed, 3 failed, 0 skipped')
+        self.assertEqual(out.splitlines()[-1],
+                         '226 passed, 16 failed, 0 skipped')
         data = self.summary()
         self.assertEqual((data['passed'], data['failed'], data['skipped'],
                           data['crashed'], data['missing_suites']),
-                         (4, 3, 0, True, []))
-        fast = next(s for s in data['suites'] if s['name'] == 'gup_pin_fast')
-        self.assertEqual([c['status'] for c in fast['cases']],
-                         ['passed', 'passed', 'crashed', 'not_run'])
+                         (226, 16, 0, True, []))
+        memfd = next(s for s in data['suites']
+                     if s['name'] == 'gup_pin_memfd')
+        self.assertEqual([(c['status'], c['count']) for c in memfd['cases']],
+                         [('passed', 1)] * 5 + [('crashed', 1),
+                                                ('not_run', 11)])
 
     def test_summary_file_line(self):
-        self.run_cli(FIXTURES / 'fail.log')
-        cases = self.summary()['suites'][0]['cases']
-        self.assertEqual((cases[0]['file'], cases[0]['line'],
-                          cases[0]['status']),
-                         ('mm/gup_kunit.c', 123, 'failed'))
+        self.run_cli(KTAP_FIXTURES / '6.1-mutant-060-fails.log')
+        cases = [case for suite in self.summary()['suites']
+                 for case in suite['cases'] if case['status'] != 'passed']
+        self.assertEqual([(c['file'], c['line'], c['status'])
+                          for c in cases],
+                         [('mm/tests/gup_pin_kunit.c', 779, 'failed'),
+                          ('mm/tests/gup_pin_ext4_dma_kunit.c', 179,
+                           'failed')])
 
     def test_no_ktap(self):
-        status, out, err = self.run_cli(FIXTURES / 'noktap.log')
+        log = KTAP_FIXTURES / '6.12-boot-cut-no-ktap.log'
+        status, out, err = self.run_cli(log)
         self.assertEqual((status, out), (2, ''))
-        self.assertEqual(err, 'ktap_report: no KTAP output found in '
-                         f'{FIXTURES / "noktap.log"} (kernel did not reach '
-                         'KUnit?)\n')
+        self.assertEqual(err, f'ktap_report: no KTAP output found in {log} '
+                         '(kernel did not reach KUnit?)\n')
         self.assertFalse((self.dir / 'out.xml').exists())
 
     def test_no_ktap_with_expected_suites(self):
         status, out, err = self.run_cli(
-            FIXTURES / 'noktap.log', '--expect-suites',
-            self.expect_file('gup_pin_tracking', 'gup_pin_fast'))
+            KTAP_FIXTURES / '6.1-boot-cut-no-ktap.log', '--expect-suites',
+            self.expect_file('gup_pin_grab', 'gup_pin_warn'))
         self.assertEqual(status, 1)
         self.assertEqual(out.splitlines()[-1], '0 passed, 2 failed, 0 skipped')
-        self.assertIn('expected suite gup_pin_fast did not run', err)
+        self.assertIn('expected suite gup_pin_warn did not run', err)
         suites = self.junit().findall('testsuite')
         self.assertEqual([s.get('name') for s in suites],
-                         ['gup_pin_tracking', 'gup_pin_fast'])
+                         ['gup_pin_grab', 'gup_pin_warn'])
         self.assertEqual(suites[0].find('testcase/error').get('message'),
                          'suite did not run')
         self.assertEqual(self.ktap()[1:3], [
-            '1..2', 'not ok 1 gup_pin_tracking # not run: no KTAP output '
-            'found in noktap.log'])
+            '1..2', 'not ok 1 gup_pin_grab # not run: no KTAP output '
+            'found in 6.1-boot-cut-no-ktap.log'])
 
     def test_missing_expected_suite(self):
         status, out, err = self.run_cli(
-            FIXTURES / 'pass.log', '--expect-suites',
-            self.expect_file('gup_pin_tracking', 'gup_pin_fast  # fast',
-                             'gup_pin_longterm'))
+            KTAP_FIXTURES / '6.12-warn-pass.log', '--expect-suites',
+            self.expect_file('gup_pin_warn  # WARNs', 'gup_pin_longterm'))
         self.assertEqual(status, 1)
         self.assertEqual(err, 'ktap_report: expected suite gup_pin_longterm '
                          'did not run\n')
-        self.assertEqual(out.splitlines()[-1], '7 passed, 1 failed, 1 skipped')
+        self.assertEqual(out.splitlines()[-1], '4 passed, 1 failed, 0 skipped')
         suite = self.junit().find("testsuite[@name='gup_pin_longterm']")
         self.assertEqual(len(suite.findall('testcase')), 1)
         self.assertEqual(suite.find('testcase/error').get('message'),
@@ -378,16 +497,18 @@ class CliTest(CliCase):
 
     def test_all_expected_suites_present(self):
         status, _, err = self.run_cli(
-            FIXTURES / 'pass.log', '--expect-suites',
-            self.expect_file('gup_pin_tracking', 'gup_pin_fast'))
+            KTAP_FIXTURES / '6.12-warn-pass.log', '--expect-suites',
+            self.expect_file('gup_pin_warn'))
         self.assertEqual((status, err), (0, ''))
 
     def test_missing_suite_replaces_unnamed_not_run(self):
-        self.run_cli(FIXTURES / 'crash.log', '--expect-suites',
-                     self.expect_file('gup_pin_longterm'))
+        self.run_cli(KTAP_FIXTURES / '6.12-mutant-crash-in-param.log',
+                     '--expect-suites', self.expect_file('gup_pin_longterm'))
         data = self.summary()
-        self.assertEqual(data['failed'], 3)
-        self.assertNotIn('<not run>', [s['name'] for s in data['suites']])
+        self.assertEqual(data['failed'], 16)
+        self.assertEqual(data['missing_suites'], ['gup_pin_longterm'])
+        unnamed = next(s for s in data['suites'] if s['name'] == '<not run>')
+        self.assertEqual(unnamed['cases'][0]['count'], 3)
 
     def test_bad_input_is_one_line(self):
         for path in (self.dir / 'absent.log', self.dir):
@@ -400,59 +521,69 @@ class CliTest(CliCase):
 
 class JunitTest(CliCase):
     def test_totals_and_suite_attributes(self):
-        self.run_cli(FIXTURES / 'pass.log')
+        self.run_cli(KTAP_FIXTURES / '6.12-bare-skips.log')
         root = self.junit()
         self.assertEqual(root.tag, 'testsuites')
         self.assertEqual(
             {k: root.get(k) for k in ('tests', 'failures', 'errors',
                                       'skipped')},
-            {'tests': '8', 'failures': '0', 'errors': '0', 'skipped': '1'})
-        suite = root.find("testsuite[@name='gup_pin_tracking']")
+            {'tests': '291', 'failures': '0', 'errors': '0',
+             'skipped': '63'})
+        suite = root.find("testsuite[@name='gup_pin_grab']")
         self.assertEqual((suite.get('tests'), suite.get('skipped')),
-                         ('6', '1'))
-        skipped = suite.find("testcase[@name='pin_longterm_cma']/skipped")
-        self.assertEqual(skipped.get('message'), 'CONFIG_CMA is not enabled')
+                         ('67', '2'))
+        skipped = suite.find("testcase[@name='folio_is_longterm_pinnable_"
+                             "movable_zone']/skipped")
+        self.assertEqual(skipped.get('message'), 'needs a ZONE_MOVABLE: '
+                         'pass --kernel_args=movablecore=512M')
         names = [case.get('name') for case in suite.findall('testcase')]
-        self.assertIn('pin_folio_orders/order 2', names)
+        self.assertIn('try_grab_folio_get_adds_refs/order 10 refs 7 via '
+                      'head page', names)
         self.assertEqual({case.get('classname')
                           for case in suite.findall('testcase')},
-                         {'gup_pin_tracking'})
+                         {'gup_pin_grab'})
 
     def test_failure_elements(self):
-        self.run_cli(FIXTURES / 'fail.log')
+        self.run_cli(KTAP_FIXTURES / '6.12-mutant-148-fails-params.log')
         root = self.junit()
         self.assertEqual((root.get('failures'), root.get('errors')),
-                         ('3', '0'))
-        case = root.find(".//testcase[@name='pin_folio_orders/order 1']")
+                         ('9', '0'))
+        case = root.find(".//testcase[@name='memfd_pin_folios_hugetlb_out_of_"
+                         "pages_leaks_nothing/memfd, its last folio allocated "
+                         "first']")
         self.assertEqual((case.get('file'), case.get('line')),
-                         ('mm/gup_kunit.c', '207'))
+                         ('mm/tests/gup_pin_memfd_kunit.c', '509'))
         failure = case.find('failure')
-        self.assertEqual(failure.get('message'),
-                         'EXPECTATION FAILED at mm/gup_kunit.c:207')
-        self.assertIn('refs == 2', failure.text)
-        other = root.find(".//testcase[@name='pin_user_pages_fast_anon']")
-        self.assertIsNone(other.get('file'))
+        self.assertEqual(failure.get('message'), 'ASSERTION FAILED at '
+                         'mm/tests/gup_pin_memfd_kunit.c:509')
+        self.assertIn('ASSERTION FAILED at mm/tests/gup_pin_memfd_kunit.c:509',
+                      failure.text)
+        passed = root.find(".//testcase[@name='memfd_pin_folios_hugetlb_out_"
+                           "of_pages_leaks_nothing/hugetlbfs file, reserved']")
+        self.assertIsNone(passed.find('failure'))
 
     def test_crash_elements(self):
-        self.run_cli(FIXTURES / 'crash.log')
-        root = self.junit()
-        self.assertEqual((root.get('tests'), root.get('errors')), ('7', '3'))
-        error = root.find(
-            ".//testcase[@name='pin_fast_orders/<param 2>']/error")
+        self.run_cli(KTAP_FIXTURES / '6.12-mutant-crash-in-param.log')
+        error = self.junit().find(
+            ".//testcase[@name='memfd_pin_folios_pins_each_folio_of_range_"
+            "once/<param 6>']/error")
         self.assertEqual(error.get('message'),
                          'kernel crashed or hung while running this case')
         self.assertIn('Kernel panic - not syncing: Fatal exception',
                       error.text)
-        not_run = root.find(".//testsuite[@name='gup_pin_fast']"
-                            "/testcase[@name='<not run>']/error")
+        not_run = self.junit().find(".//testsuite[@name='gup_pin_memfd']"
+                                    "/testcase[@name='<not run>']/error")
         self.assertTrue(not_run.get('message').startswith(
-            'not run: kernel crashed earlier in the suite'))
+            'not run: kernel crashed earlier in the suite (11 of 12'))
+        self.assertEqual([self.junit().get(k) for k in ('tests', 'errors')],
+                         ['242', '16'])
 
-    def test_interleaved_splat_in_system_out(self):
-        self.run_cli(FIXTURES / 'interleaved.log')
+    def test_warning_in_system_out(self):
+        self.run_cli(KTAP_FIXTURES / '6.1-warn-pass.log')
         out = self.junit().find(
-            ".//testcase[@name='pin_overflow_warns']/system-out")
-        self.assertIn('WARNING: CPU: 0 PID: 1 at mm/gup.c:181', out.text)
+            ".//testcase[@name='grab_after_wrap_is_refused']/system-out")
+        self.assertRegex(out.text, r'\nWARNING: CPU: \d+ PID: \d+ at '
+                         r'mm/gup.c:\d+ try_grab_page')
 
     def test_control_characters_are_sanitised(self):
         log = self.dir / 'ansi.log'
@@ -467,18 +598,22 @@ class JunitTest(CliCase):
 @unittest.skipUnless(PROVE, 'prove (Perl TAP::Harness) not installed')
 class ProveTest(CliCase):
     def prove(self, fixture):
-        self.run_cli(FIXTURES / fixture)
+        self.run_cli(KTAP_FIXTURES / fixture)
         return subprocess.run(
             [PROVE, '--exec', 'cat', str(self.dir / 'out.ktap')],
             capture_output=True, text=True, check=False)
 
     def test_pass_is_success(self):
-        proc = self.prove('pass.log')
-        self.assertEqual(proc.returncode, 0, proc.stdout)
-        self.assertIn('Result: PASS', proc.stdout)
+        for fixture in ('6.1-grab-params.log', '6.12-bare-skips.log'):
+            with self.subTest(fixture=fixture):
+                proc = self.prove(fixture)
+                self.assertEqual(proc.returncode, 0, proc.stdout)
+                self.assertIn('Result: PASS', proc.stdout)
 
     def test_failures_are_failures(self):
-        for fixture in ('fail.log', 'crash.log', 'truncated.log'):
+        for fixture in ('6.1-mutant-060-fails.log',
+                        '6.12-mutant-crash-in-param.log',
+                        '6.1-selftest-oops.log', '6.12-selftest-hang.log'):
             with self.subTest(fixture=fixture):
                 proc = self.prove(fixture)
                 self.assertNotEqual(proc.returncode, 0, proc.stdout)
@@ -495,11 +630,11 @@ class ScriptTest(unittest.TestCase):
 
     def test_standalone_run(self):
         proc = subprocess.run([sys.executable, str(SCRIPT),
-                               str(FIXTURES / 'truncated.log')],
+                               str(KTAP_FIXTURES / '6.1-selftest-hang.log')],
                               capture_output=True, text=True, check=False)
         self.assertEqual(proc.returncode, 1)
         self.assertEqual(proc.stdout.splitlines()[-1],
-                         '2 passed, 2 failed, 0 skipped')
+                         '0 passed, 1 failed, 0 skipped')
 
 
 class CombinedTest(CliCase):
@@ -509,13 +644,16 @@ class CombinedTest(CliCase):
         out = self.dir / tree
         out.mkdir()
         with contextlib.redirect_stdout(io.StringIO()):
-            kr.main([str(FIXTURES / log), '--junit', str(out / 'junit.xml'),
+            kr.main([str(KTAP_FIXTURES / log),
+                     '--junit', str(out / 'junit.xml'),
                      '--summary-json', str(out / 'summary.json')])
         return str(out)
 
     def test_two_tree_result_dirs(self):
-        runs = [('6.1', self.tree_results('6.1', 'pass.log'), None),
-                ('6.12', self.tree_results('6.12', 'fail.log'), None)]
+        runs = [('6.1', self.tree_results('6.1', '6.1-grab-params.log'),
+                 None),
+                ('6.12', self.tree_results(
+                    '6.12', '6.12-mutant-060-fails.log'), None)]
         per_tree = [json.loads((Path(d) / 'summary.json').read_text())
                     for _t, d, _e in runs]
         doc = kr.write_combined(runs, str(self.dir))
@@ -545,7 +683,8 @@ class CombinedTest(CliCase):
                          int(root.get('errors')), doc['failed'])
 
     def test_a_tree_that_did_not_run(self):
-        runs = [('6.1', self.tree_results('6.1', 'pass.log'), None),
+        runs = [('6.1', self.tree_results('6.1', '6.1-warn-pass.log'),
+                 None),
                 ('6.12', str(self.dir / '6.12'), 'kernel build failed: x')]
         doc = kr.write_combined(runs, str(self.dir))
         self.assertEqual(doc['trees']['6.12']['error'],
