@@ -3,7 +3,8 @@
 #   make test    build the KUnit kernel and run the suites in QEMU
 #   make check   the project's tests (tools, series, checkpatch, W=1, suite)
 #   make mutants run the mutant catalogue kunit/mutants/TREE/catalogue against
-#                the suites (MUTANTS='060 05*': names, NNN or patterns)
+#                the suites (MUTANTS='060 05*': names, NNN or patterns;
+#                MODE=patch: build each mutant alone, not in one schema)
 #   make mutants-generated  the mechanically generated mutants of the pin core
 #                (tools/genmut.py; SAMPLE=1: the CI sample, SEED=S: its seed,
 #                RESUME=1: skip mutants already in the report, MUTANTS='pat*',
@@ -86,7 +87,8 @@ check: deps
 		$(foreach s,$(CHECK_SKIP),--skip $(s))
 
 mutants: deps
-	@$(PY) tools/mutate.py $(TREE_ARGS) $(foreach m,$(MUTANTS),'$(m)')
+	@$(PY) tools/mutate.py $(TREE_ARGS) $(if $(MODE),--mode=$(MODE)) \
+		$(foreach m,$(MUTANTS),'$(m)')
 
 mutants-generated: deps
 	@$(PY) tools/genmut.py run $(TREE_ARGS) $(if $(SAMPLE),--sample) \

@@ -8,9 +8,9 @@ The trees: kunit/trees lists every kernel tree the project serves
 select_trees() read it, Tree gives every per-tree path (build/TREE/...,
 results/TREE/, patches/TREE/, kunit/TREE/, ...), and kernel_sources() is
 the one rule saying which files under kunit/ go into a kernel tree.
-read_pin_core() reads a tree's pin core (kunit/TREE/pin-core) and
-source_extents() finds a function's lines in the tree's source: `make
-coverage` measures those functions, `make mutants-generated` mutates them.
+read_pin_core() reads a tree's pin core (kunit/TREE/pin-core): `make
+coverage` measures those functions, `make mutants-generated` mutates them
+(tools/_cscan.py, the C scanner, finds their lines in the tree's source).
 """
 import fcntl
 import json
@@ -286,7 +286,7 @@ def selected_trees(tool, values):
 
 
 # --------------------------------------------------------------------------
-# The pin core: kunit/TREE/pin-core and its functions in the tree's source
+# The pin core: kunit/TREE/pin-core
 # --------------------------------------------------------------------------
 
 def read_pin_core(tree):
@@ -307,55 +307,6 @@ def read_pin_core(tree):
     if not out:
         raise ToolError('%s lists no function' % display(path))
     return out
-
-
-def source_extents(text, name):
-    """(first, last) line numbers of each definition of name in C source
-    in kernel style: the signature starts in column 0 (the name too, when
-    the return type is on the line before) and the body's closing brace
-    is a '}' alone in column 0."""
-    lines = text.splitlines()
-    pat = re.compile(r'^(?:[A-Za-z_].*\b)?%s\(' % re.escape(name))
-    out = []
-    i = 0
-    while i < len(lines):
-        if pat.match(lines[i]) and not lines[i].rstrip().endswith(';'):
-            j = i
-            while j < len(lines) and '{' not in lines[j] and \
-                    not lines[j].rstrip().endswith(';'):
-                j += 1
-            if j < len(lines) and '{' in lines[j]:
-                k = j
-                while k < len(lines) and lines[k].rstrip() != '}':
-                    k += 1
-                out.append((i + 1, k + 1))
-                i = k
-        i += 1
-    return out
-
-
-SIGNATURE_RE = re.compile(r'^(?:[A-Za-z_][^(;]*?\b)?([A-Za-z_]\w*)\s*\(')
-
-
-def enclosing_function(text, line):
-    """The name of the function whose definition (in kernel style, as
-    source_extents() finds it) holds line (1-based), or None: outside
-    every function, or in one whose signature is not a plain name
-    followed by its parameter list."""
-    lines = text.splitlines()
-    i = min(line, len(lines)) - 1
-    while i >= 0:
-        ln = lines[i]
-        if ln.rstrip() == '}' and i < line - 1:
-            return None
-        m = SIGNATURE_RE.match(ln)
-        if m:
-            name = m.group(1)
-            for first, last in source_extents(text, name):
-                if first <= line <= last:
-                    return name
-        i -= 1
-    return None
 
 
 # --------------------------------------------------------------------------

@@ -88,6 +88,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
                      add_tree_argument, die, display, load_state, run,
                      selected_trees)
+from _cscan import function_span  # noqa: E402
 
 TOOL = 'audit'
 COCCI_DIR = os.path.join(ROOT, 'tools', 'audit')
@@ -219,39 +220,6 @@ def strip_comments(text):
     text = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'),
                   text, flags=re.S)
     return re.sub(r'//[^\n]*', '', text)
-
-
-def function_span(lines, line):
-    """(first, last) line numbers (1-based) of the function around line:
-    its header down to the '{' in column 0, and the '}' in column 0 that
-    closes it (kernel style). None outside a function."""
-    i = line - 1
-    if i < 0 or i >= len(lines):
-        return None
-    start = None
-    for j in range(i, -1, -1):
-        if lines[j].startswith('}') and j != i:
-            return None
-        if lines[j].rstrip() == '{':
-            start = j
-            break
-    if start is None:
-        return None
-    end = None
-    for j in range(i, len(lines)):
-        if lines[j].startswith('}'):
-            end = j
-            break
-    if end is None:
-        return None
-    head = start
-    while head > 0:
-        prev = lines[head - 1]
-        if not prev.strip() or prev.startswith(('}', '#')) or \
-           prev.rstrip().endswith((';', '*/')):
-            break
-        head -= 1
-    return head + 1, end + 1
 
 
 def function_text(lines, line):

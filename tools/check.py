@@ -37,9 +37,9 @@ kunit/trees, in order), and every line they print names the tree:
             to the tree (one test: `make mutants` would count one that does
             not as a failure), and the mutants of kunit/mutants/TREE/ci-subset
             are all killed, run in one mutant schema kernel (tools/mutate.py
-            --mode schema; `make mutants` runs the whole catalogue, each
-            mutant built alone); a tree without a ci-subset is skipped with
-            one line, not counted
+            --mode schema; `make mutants` runs the whole catalogue, its
+            header mutants each built alone); a tree without a ci-subset
+            is skipped with one line, not counted
   genmut    the CI sample of the generated mutants (`tools/genmut.py run
             --sample`: 20 mutants of the pin core's .c files, chosen by the
             seed SAMPLE_SEED of tools/genmut.py; `make mutants-generated`
@@ -418,6 +418,11 @@ def mutants_key(tree, state, paths):
     return h.hexdigest()
 
 
+# The modules of the mutation engine and of its C scanner: a change of
+# one of them can change any mutant's verdict.
+MUTATION_ENGINE = ('_mutation.py', '_schemata.py', '_cscan.py')
+
+
 def step_mutants(t, tree, state):
     """Run the CI subset of the tree's mutants; each mutant is a test.
 
@@ -430,6 +435,7 @@ def step_mutants(t, tree, state):
     if not os.path.isfile(subset):
         print('%s: skipped: no %s' % (step, display(subset)))
         return
+    import _mutation
     import mutate
     cat = mutate.catalogue_path(tree)
     names = read_names(subset)
@@ -440,7 +446,8 @@ def step_mutants(t, tree, state):
         return
     known = {m['name'] for m in mutants}
     stale = [m['name'] for m in mutants
-             if mutate.apply_error(tree.linux, m['text'], check_only=True)]
+             if _mutation.apply_error(tree.linux, m['text'],
+                                      check_only=True)]
     t.add(step, 'catalogue applies', not stale,
           '%d of %d entries of %s no longer apply to the tree: %s'
           % (len(stale), len(mutants), display(cat), ', '.join(stale[:5])))
@@ -453,7 +460,7 @@ def step_mutants(t, tree, state):
            '--tree', tree.name, '--mode', 'schema', '--results',
            os.path.join(tree.results, 'mutants-ci')] + names
     paths = [cat, subset] + [os.path.join(ROOT, 'tools', f)
-                             for f in ('genmut.py', '_schemata.py')]
+                             for f in MUTATION_ENGINE]
     cached_mutant_run(t, step, tree, mutants_key(tree, state, paths),
                       'mutants-ci.cache', cmd, 'mutate',
                       'CI subset of %d' % len(names))
@@ -472,7 +479,9 @@ def step_genmut(t, tree, state):
     if not os.path.isfile(eq):
         print('%s: skipped: no %s' % (step, display(eq)))
         return
-    inputs = [os.path.join(ROOT, 'tools', 'genmut.py'), tree.pin_core, eq]
+    inputs = [os.path.join(ROOT, 'tools', f) for f in
+              ('genmut.py', '_generator.py') + MUTATION_ENGINE] + \
+        [tree.pin_core, eq]
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'genmut.py'), 'run',
            '--sample', '--tree', tree.name]
     cached_mutant_run(t, step, tree, mutants_key(tree, state, inputs),

@@ -51,8 +51,9 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
-                     add_tree_argument, die, display, kernel_sources,
-                     read_pin_core, run, selected_trees, source_extents)
+                     add_tree_argument, die, display,
+                     kernel_sources, read_pin_core, run, selected_trees)
+from _cscan import source_extents  # noqa: E402
 
 TOOL = 'coverage'
 # Defaults of --build_dir, --run_results, --out, --doc: {build} is

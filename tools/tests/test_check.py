@@ -123,6 +123,42 @@ class StepMutantsSubset(unittest.TestCase):
         self.assertIn('holds no unified diff', t.failures[0])
 
 
+class MutantCacheKeys(unittest.TestCase):
+    """The cached verdicts of the mutants and genmut steps are keyed by
+    the modules that can change them: the mutation engine, its C scanner,
+    and for generated mutants the generator too."""
+
+    def keyed_paths(self, step):
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, 'catalogue').write_text('Mutant: 001-a\n' + PATCH)
+            Path(tmp, 'ci-subset').write_text('001-a\n')
+            Path(tmp, 'generated-equivalent').write_text('')
+            linux = Path(tmp, 'linux')
+            linux.mkdir()
+            Path(linux, 'f').write_text('a\n')
+            fakes.git(linux, 'init', '-q')
+            tree = mock.Mock(mutants=tmp, results='/r/6.1', linux=str(linux),
+                             pin_core=os.path.join(tmp, 'pin-core'))
+            tree.name = '6.1'
+            keys = []
+            with mock.patch.object(check, 'cached_mutant_run',
+                                   lambda *a: None), \
+                    mock.patch.object(check, 'mutants_key',
+                                      lambda t, st, paths: keys.append(
+                                          paths)), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                step(check.Tally(), tree, {})
+        return [os.path.basename(p) for p in keys[0]]
+
+    def test_the_engine_is_in_the_keys(self):
+        engine = ['_mutation.py', '_schemata.py', '_cscan.py']
+        got = self.keyed_paths(check.step_mutants)
+        self.assertTrue(set(engine) <= set(got), got)
+        got = self.keyed_paths(check.step_genmut)
+        self.assertTrue(set(engine + ['genmut.py', '_generator.py'])
+                        <= set(got), got)
+
+
 MAIL = """From: A U Thor <author@example.org>
 Subject: [PATCH] f: %(subject)s
 
