@@ -552,5 +552,9 @@ class BuildLock:
     def __exit__(self, *exc):
         if self.fd is not None:
             os.environ.pop('GPK_LOCK_HELD', None)
+            # Forget the pid while still holding the lock: a run that finds
+            # the lock taken by the next holder, before that one wrote its
+            # pid, must not read ours and take it for a parent of its own.
+            os.ftruncate(self.fd, 0)
             os.close(self.fd)
         return False

@@ -1186,6 +1186,24 @@ class BuildLockFaults(FaultCase):
         self.assertFault(res, 'run_suite', 'build/.lock is held by pid %d'
                          % os.getpid(), 'waiting would never end')
 
+    def test_a_released_lock_names_no_holder(self):
+        # mutate.py releases the lock between two mutants; another run
+        # then takes it and writes its pid a moment later. In between,
+        # mutate.py must not read its own stale pid and stop (it did).
+        tmp = Path(tempfile.mkdtemp(prefix='gpk-lock-'))
+        self.addCleanup(shutil.rmtree, tmp)
+        env = clean_env(GPK_BUILD=tmp / 'build', GPK_RESULTS=tmp / 'res',
+                        GPK_SRC_DIR=tmp, GPK_KUNIT=tmp, GPK_PATCHES=tmp)
+        write_trees(tmp)
+        code = ('import sys; sys.path.insert(0, %r); import _common; '
+                'lock = _common.BuildLock("t"); lock.__enter__(); '
+                'print(open(_common.BUILD + "/.lock").read().strip()); '
+                'lock.__exit__(None, None, None)' % str(TOOLS))
+        res = run_tool([sys.executable, '-c', code], env=env, timeout=30)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertTrue(res.stdout.strip().isdigit(), res.stdout)
+        self.assertEqual((tmp / 'build' / '.lock').read_text(), '')
+
 
 if __name__ == '__main__':
     unittest.main()
