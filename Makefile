@@ -12,6 +12,8 @@
 #                MODE=patch: build each mutant alone, not in one schema)
 #   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
 #   make audit   Coccinelle audit of the pin API's callers: results/TREE/audit.md
+#   make fault   every failure point of every pin path made to fail, on the
+#                normal and the debug kernel: results/TREE/fault.{json,md}
 #   make reviewer the exported series on a fresh tree, run as mm/tests/.kunitconfig
 #                documents it, bare and with its arguments: results/TREE/reviewer.json
 #
@@ -40,7 +42,7 @@ RUN_ARGS = $(TREE_ARGS) $(FILTER_ARG) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
 .PHONY: help deps tree test test-debug check repeat mutants mutants-generated \
-	coverage audit series reviewer clean distclean
+	coverage audit series reviewer fault clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -66,7 +68,7 @@ test: deps
 # --checkout), which a mutant run in build/TREE/linux does not touch:
 # make check builds it in the background meanwhile, with NO_PREPARE=1
 # (the tree is prepared already, and may carry a mutant).
-DEBUG_KERNEL_ARGS = debug_pagealloc=on page_poison=1 kasan.fault=report
+DEBUG_KERNEL_ARGS = $(shell sed -n 's/^\# kernel_args: //p' kunit/debug.config)
 NO_PREPARE ?=
 
 test-debug: deps
@@ -112,6 +114,9 @@ audit: deps
 
 reviewer: deps
 	@$(PY) tools/reviewer.py $(TREE_ARGS)
+
+fault: deps
+	@$(PY) tools/fault.py $(TREE_ARGS)
 
 clean:
 	rm -rf results build/*/kunit-x86_64 build/*/kunit-debug-x86_64 \

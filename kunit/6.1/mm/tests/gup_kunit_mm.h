@@ -13,6 +13,7 @@
 #define _MM_GUP_KUNIT_MM_H
 
 #include <kunit/test.h>
+#include <linux/blkdev.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -88,16 +89,29 @@ static inline struct user_namespace *gup_kunit_idmap(struct vfsmount *mnt)
 	return mnt_user_ns(mnt);
 }
 
-/* vm_mmap() into the case's address space; -errno as an address on error. */
+/*
+ * vm_mmap() into the case's address space, at @addr if it is free (0:
+ * where the kernel picks); -errno as an address on error.
+ */
+static inline unsigned long gup_kunit_vm_mmap_at(struct kunit *test,
+						 struct file *file,
+						 unsigned long addr,
+						 unsigned long len,
+						 unsigned long prot,
+						 unsigned long flags)
+{
+	int err = gup_kunit_attach_mm(test);
+
+	return err ? err : vm_mmap(file, addr, len, prot, flags, 0);
+}
+
 static inline unsigned long gup_kunit_vm_mmap(struct kunit *test,
 					      struct file *file,
 					      unsigned long len,
 					      unsigned long prot,
 					      unsigned long flags)
 {
-	int err = gup_kunit_attach_mm(test);
-
-	return err ? err : vm_mmap(file, 0, len, prot, flags, 0);
+	return gup_kunit_vm_mmap_at(test, file, 0, len, prot, flags);
 }
 
 /*
@@ -141,6 +155,14 @@ static inline long gup_kunit_pin_user_pages_remote(struct mm_struct *mm,
 				     NULL, NULL);
 }
 
+/*
+ * May pin_user_pages_unlocked() pin long-term? Not in 6.1: it refuses
+ * FOLL_LONGTERM with a WARN (get_user_pages_unlocked(), mm/gup.c:2367);
+ * d64e2dbc33a1 ("mm/gup: simplify the external interface functions and
+ * consolidate invariants", v6.3) lets it.
+ */
+#define GUP_KUNIT_UNLOCKED_LONGTERM	false
+
 /* What fork()'s copy_present_pte() does to an anonymous page it shares. */
 static inline int gup_kunit_dup_anon_rmap(struct page *page,
 					  struct vm_area_struct *vma)
@@ -173,6 +195,23 @@ static inline bool gup_kunit_longterm_ro_pin_unshares(void)
 static inline bool gup_kunit_migration_drains_this_cpu(void)
 {
 	return true;
+}
+
+/*
+ * Set @q's largest request to @sectors, as a write of max_sectors_kb in
+ * its sysfs folder does (io_pages too); *@old gets the value it had.
+ * Return: 0.
+ */
+static inline int gup_kunit_max_sectors(struct request_queue *q,
+					unsigned int sectors, unsigned int *old)
+{
+	spin_lock_irq(&q->queue_lock);
+	*old = q->limits.max_sectors;
+	q->limits.max_sectors = sectors;
+	if (q->disk)
+		q->disk->bdi->io_pages = sectors >> (PAGE_SHIFT - SECTOR_SHIFT);
+	spin_unlock_irq(&q->queue_lock);
+	return 0;
 }
 
 #endif /* _MM_GUP_KUNIT_MM_H */

@@ -13,6 +13,7 @@
 #define _MM_GUP_KUNIT_MM_H
 
 #include <kunit/test.h>
+#include <linux/blkdev.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/mount.h>
@@ -68,16 +69,28 @@ static inline struct mnt_idmap *gup_kunit_idmap(struct vfsmount *mnt)
 	return mnt_idmap(mnt);
 }
 
-/* vm_mmap() into the case's address space; -errno as an address on error. */
+/*
+ * vm_mmap() into the case's address space, at @addr if it is free (0:
+ * where the kernel picks); -errno as an address on error.
+ */
+static inline unsigned long gup_kunit_vm_mmap_at(struct kunit *test,
+						 struct file *file,
+						 unsigned long addr,
+						 unsigned long len,
+						 unsigned long prot,
+						 unsigned long flags)
+{
+	addr = kunit_vm_mmap(test, file, addr, len, prot, flags, 0);
+	return addr ? addr : -ENOMEM;
+}
+
 static inline unsigned long gup_kunit_vm_mmap(struct kunit *test,
 					      struct file *file,
 					      unsigned long len,
 					      unsigned long prot,
 					      unsigned long flags)
 {
-	unsigned long addr = kunit_vm_mmap(test, file, 0, len, prot, flags, 0);
-
-	return addr ? addr : -ENOMEM;
+	return gup_kunit_vm_mmap_at(test, file, 0, len, prot, flags);
 }
 
 /*
@@ -139,6 +152,13 @@ static inline long gup_kunit_pin_user_pages_remote(struct mm_struct *mm,
 				     NULL);
 }
 
+/*
+ * May pin_user_pages_unlocked() pin long-term? Yes since d64e2dbc33a1
+ * ("mm/gup: simplify the external interface functions and consolidate
+ * invariants", v6.3).
+ */
+#define GUP_KUNIT_UNLOCKED_LONGTERM	true
+
 /* What fork()'s copy_present_ptes() does to an anonymous page it shares. */
 static inline int gup_kunit_dup_anon_rmap(struct page *page,
 					  struct vm_area_struct *vma)
@@ -197,5 +217,20 @@ struct file *gup_kunit_file(struct kunit *test, enum gup_kunit_file_kind kind,
 			    loff_t size);
 long gup_kunit_pool_unmovable(void);
 void gup_kunit_pool_make_unmovable(struct kunit *test, long n);
+
+/*
+ * Set @q's largest request to @sectors, as a write of max_sectors_kb in
+ * its sysfs folder does (0: the device's own limit); *@old gets the value
+ * it had. Return: 0, or the error of the update.
+ */
+static inline int gup_kunit_max_sectors(struct request_queue *q,
+					unsigned int sectors, unsigned int *old)
+{
+	struct queue_limits lim = queue_limits_start_update(q);
+
+	*old = lim.max_user_sectors;
+	lim.max_user_sectors = sectors;
+	return queue_limits_commit_update_frozen(q, &lim);
+}
 
 #endif /* _MM_GUP_KUNIT_MM_H */

@@ -372,39 +372,6 @@ static void memfd_pin_folios_refuses_bad_arguments(struct kunit *test)
 /* The hugetlb pool                                                    */
 /* ------------------------------------------------------------------ */
 
-struct gup_kunit_pool {
-	unsigned long nr, free, resv, surplus;
-};
-
-static void gup_kunit_pool(struct gup_kunit_pool *p)
-{
-	struct hstate *h = &default_hstate;
-
-	spin_lock_irq(&hugetlb_lock);
-	p->nr = h->nr_huge_pages;
-	p->free = h->free_huge_pages;
-	p->resv = h->resv_huge_pages;
-	p->surplus = h->surplus_huge_pages;
-	spin_unlock_irq(&hugetlb_lock);
-}
-
-#define GUP_KUNIT_EXPECT_POOL(test, p0, dfree, dresv)			\
-do {									\
-	struct kunit *__gk_t = (test);					\
-	const struct gup_kunit_pool *__gk_p0 = (p0);			\
-	struct gup_kunit_pool __gk_p;					\
-									\
-	gup_kunit_pool(&__gk_p);					\
-	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_p.nr, __gk_p0->nr,		\
-			    "nr_huge_pages");				\
-	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_p.surplus, __gk_p0->surplus,	\
-			    "surplus_huge_pages");			\
-	KUNIT_EXPECT_EQ_MSG(__gk_t, (long)(__gk_p.free - __gk_p0->free), \
-			    (long)(dfree), "free_huge_pages delta");	\
-	KUNIT_EXPECT_EQ_MSG(__gk_t, (long)(__gk_p.resv - __gk_p0->resv), \
-			    (long)(dresv), "resv_huge_pages delta");	\
-} while (0)
-
 static const enum gup_kunit_file_kind gup_kunit_hugetlb_kinds[] = {
 	GUP_KUNIT_HUGETLB, GUP_KUNIT_HUGETLB_RESERVED,
 };

@@ -6,6 +6,7 @@
  * whose release undoes what the case still holds.
  */
 
+#include <linux/hugetlb.h>
 #include <linux/ioport.h>
 #include <linux/slab.h>
 #include <trace/events/printk.h>
@@ -66,6 +67,19 @@ void gup_kunit_snap(struct folio *folio, struct gup_kunit_snap *s)
 	gup_kunit_snap_counters(s);
 	s->ref = folio_ref_count(folio);
 	s->pincount = gup_kunit_snap_pincount(folio);
+}
+
+/* Snapshot the hugetlb pool of the default huge page size. */
+void gup_kunit_pool(struct gup_kunit_pool *p)
+{
+	struct hstate *h = &default_hstate;
+
+	spin_lock_irq(&hugetlb_lock);
+	p->nr = h->nr_huge_pages;
+	p->free = h->free_huge_pages;
+	p->resv = h->resv_huge_pages;
+	p->surplus = h->surplus_huge_pages;
+	spin_unlock_irq(&hugetlb_lock);
 }
 
 /* ------------------------------------------------------------------ */

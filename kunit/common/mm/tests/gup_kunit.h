@@ -11,6 +11,7 @@
  *   gup_kunit_checks.c   the case bodies that both trees' gup_pin_grab share
  *   gup_kunit_umem.c     user memory: mappings, pins, the ways into GUP
  *   gup_kunit_disk.c     files on the ext4 of the virtio disk
+ *   gup_kunit_fault.c    fault injection: sweeps of every failure point
  *
  * gup_kunit_mm.h holds what differs between kernels (how to grab one page,
  * read a pincount, attach a user address space, and, where a kernel needs
@@ -69,6 +70,8 @@
 	"needs an empty ext4 on a virtio disk vda: make gup-ext4.img as mm/tests/.kunitconfig says and pass --qemu_args='-drive file=gup-ext4.img,if=virtio,format=raw,snapshot=on'"
 #define GUP_KUNIT_NEEDS_SWAP \
 	"needs swap space, which only user space can turn on (swapon(2))"
+#define GUP_KUNIT_NEEDS_FAULT_INJECTION \
+	"needs CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC and CONFIG_FAULT_INJECTION_DEBUG_FS"
 
 /* ------------------------------------------------------------------ */
 /* Counters and snapshots                                              */
@@ -183,6 +186,40 @@ do {									\
 									\
 	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_net, (long)(held),		\
 			    "pins acquired - released since the snapshot"); \
+} while (0)
+
+/**
+ * struct gup_kunit_pool - the counts of the default hstate's hugetlb pool.
+ * @nr: nr_huge_pages.
+ * @free: free_huge_pages.
+ * @resv: resv_huge_pages.
+ * @surplus: surplus_huge_pages.
+ */
+struct gup_kunit_pool {
+	unsigned long nr, free, resv, surplus;
+};
+
+void gup_kunit_pool(struct gup_kunit_pool *p);
+
+/*
+ * Expect the hugetlb pool to differ from snapshot @p0 by exactly @dfree
+ * free and @dresv reserved huge pages, with as many pages and surplus.
+ */
+#define GUP_KUNIT_EXPECT_POOL(test, p0, dfree, dresv)			\
+do {									\
+	struct kunit *__gk_t = (test);					\
+	const struct gup_kunit_pool *__gk_p0 = (p0);			\
+	struct gup_kunit_pool __gk_p;					\
+									\
+	gup_kunit_pool(&__gk_p);					\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_p.nr, __gk_p0->nr,		\
+			    "nr_huge_pages");				\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, __gk_p.surplus, __gk_p0->surplus,	\
+			    "surplus_huge_pages");			\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, (long)(__gk_p.free - __gk_p0->free), \
+			    (long)(dfree), "free_huge_pages delta");	\
+	KUNIT_EXPECT_EQ_MSG(__gk_t, (long)(__gk_p.resv - __gk_p0->resv), \
+			    (long)(dresv), "resv_huge_pages delta");	\
 } while (0)
 
 /* Both of the above, for a case with a single folio. */
@@ -454,6 +491,7 @@ static inline void gup_kunit_pins_got(struct gup_kunit_pins *p, long ret)
 }
 
 void gup_kunit_unpin(struct gup_kunit_pins *p);
+void gup_kunit_release(struct gup_kunit_pins *p);
 
 /**
  * enum gup_kunit_path - the ways into GUP of a pin of user memory.
@@ -481,6 +519,9 @@ static inline void gup_kunit_path_desc(const enum gup_kunit_path *path,
 		KUNIT_PARAM_DESC_SIZE);
 }
 
+unsigned long gup_kunit_mmap_at(struct kunit *test, unsigned long at,
+				unsigned long len, unsigned long prot,
+				unsigned long flags);
 unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
 			     unsigned long prot, unsigned long flags);
 unsigned long gup_kunit_mmap_driver(struct kunit *test, const char *name,
@@ -503,7 +544,96 @@ unsigned long gup_kunit_fill_and_snap(struct kunit *test, int *refs,
 void gup_kunit_expect_biased(struct kunit *test, struct page **pages,
 			     long npages, const int *ref0, bool pinned);
 struct folio *gup_kunit_user_folio(struct kunit *test, unsigned long addr);
+unsigned long gup_kunit_mmap_movable(struct kunit *test, unsigned long len,
+				     unsigned long flags, long offset,
+				     long npages);
 int gup_kunit_pageout(unsigned long addr);
+
+/* ------------------------------------------------------------------ */
+/* Fault injection: a sweep of every failure point of a call          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct gup_kunit_fault_kind - the memory a fault case pins.
+ * @name: what it is, in the parameter's description.
+ * @mem: which kind (the case's own enum).
+ * @flags: the FOLL_ flags of the call.
+ * @npages: how many pages the call is asked for.
+ * @in_short: swept by default, not only with gup_kunit_fault.full=1.
+ */
+struct gup_kunit_fault_kind {
+	const char *name;
+	int mem;
+	unsigned int flags;
+	long npages;
+	bool in_short;
+};
+
+/**
+ * struct gup_kunit_fault_step - one parameter of a fault case.
+ * @kind: the memory.
+ * @n: the failure point that fails: current->fail_nth.
+ */
+struct gup_kunit_fault_step {
+	const struct gup_kunit_fault_kind *kind;
+	unsigned int n;
+};
+
+/**
+ * struct gup_kunit_fault_before - what a call must leave as it found it.
+ * @s: the pin counters.
+ * @isolated_anon: NR_ISOLATED_ANON.
+ * @isolated_file: NR_ISOLATED_FILE.
+ */
+struct gup_kunit_fault_before {
+	struct gup_kunit_snap s;
+	long isolated_anon;
+	long isolated_file;
+};
+
+const void *gup_kunit_fault_next(const struct gup_kunit_fault_kind *kinds,
+				 size_t count, const void *prev, char *desc);
+
+/* The parameter generator of a fault case that sweeps @count @kinds. */
+#define GUP_KUNIT_FAULT_PARAMS(name, kinds, count)			\
+	static const void *name##_gen_params(const void *prev, char *desc) \
+	{								\
+		return gup_kunit_fault_next(kinds, count, prev, desc);	\
+	}
+
+/*
+ * Where a sweep's warm-up round maps its memory (at 16 TiB): a region of
+ * the address space that shares no page table with the memory of the
+ * round under test, which must allocate its own.
+ */
+#define GUP_KUNIT_FAULT_WARM_AT		(16UL << 40)
+
+/**
+ * typedef gup_kunit_fault_round_fn - one round of a fault case.
+ * @test: the case.
+ * @ctx: the case's context: its call.
+ * @at: where to map the memory, or 0: where the kernel picks.
+ *
+ * Sets up, calls between gup_kunit_fault_arm() and
+ * gup_kunit_fault_disarm(), checks and cleans up.
+ */
+typedef void (*gup_kunit_fault_round_fn)(struct kunit *test, const void *ctx,
+					 unsigned long at);
+
+void gup_kunit_fault_run(struct kunit *test, gup_kunit_fault_round_fn round,
+			 const void *ctx);
+void gup_kunit_fault_arm(struct kunit *test);
+bool gup_kunit_fault_disarm(struct kunit *test, const char *what, long ret,
+			    long npages);
+void gup_kunit_fault_expect_result(struct kunit *test, bool reached, long ret,
+				   long npages);
+void gup_kunit_fault_expect_pages(struct kunit *test, unsigned long addr,
+				  struct page **pages, long nr, bool pinned);
+void gup_kunit_fault_snap(struct gup_kunit_fault_before *b);
+void gup_kunit_fault_expect_restored(struct kunit *test,
+				     const struct gup_kunit_fault_before *b,
+				     unsigned long addr, long npages,
+				     bool anon_exclusive);
 
 /* ------------------------------------------------------------------ */
 /* The per-CPU LRU batches                                             */
@@ -528,6 +658,7 @@ static inline bool gup_kunit_lru_batched(struct folio *folio)
 
 struct file *gup_kunit_ext4_file(struct kunit *test, long npages,
 				 sector_t *blocks);
+void gup_kunit_ext4_page_requests(struct kunit *test, struct file *file);
 int gup_kunit_disk_byte(struct kunit *test, struct file *file, sector_t blk,
 			size_t off, size_t len);
 int gup_kunit_file_byte_from_disk(struct kunit *test, struct file *file,

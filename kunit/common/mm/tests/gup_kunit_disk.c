@@ -181,6 +181,54 @@ struct file *gup_kunit_ext4_file(struct kunit *test, long npages,
 	return file;
 }
 
+/* The disk's request limit before gup_kunit_ext4_page_requests(). */
+struct gup_kunit_sectors {
+	struct request_queue *q;
+	unsigned int old;
+};
+
+static void gup_kunit_sectors_restore(struct kunit_resource *res)
+{
+	struct gup_kunit_sectors *s = res->data;
+	unsigned int ignored;
+
+	gup_kunit_max_sectors(s->q, s->old, &ignored);
+	kfree(s);
+}
+
+/**
+ * gup_kunit_ext4_page_requests() - one page per request on the ext4 disk.
+ * @test: the case, whose end restores the disk's limit.
+ * @file: a file on the disk (gup_kunit_ext4_file()).
+ *
+ * As `echo 4 > /sys/block/vda/queue/max_sectors_kb` does (for 4 KiB
+ * pages): a read of several pages becomes one request per page, of one
+ * segment. The allocations of the virtio-blk driver for a request (a
+ * scatterlist chain beyond two segments, its indirect descriptors) then
+ * depend on how many pages are read, and not on where in memory the page
+ * cache's folios happen to lie, which differs from boot to boot: a fault
+ * sweep needs the n-th allocation of a read to be the same each time.
+ */
+void gup_kunit_ext4_page_requests(struct kunit *test, struct file *file)
+{
+	struct block_device *bdev = file_inode(file)->i_sb->s_bdev;
+	struct gup_kunit_sectors *s = kmalloc(sizeof(*s), GFP_KERNEL);
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->q = bdev_get_queue(bdev);
+	err = gup_kunit_max_sectors(s->q, PAGE_SIZE >> SECTOR_SHIFT, &s->old);
+	if (err)
+		kfree(s);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "max_sectors_kb of %s", GUP_KUNIT_DISK);
+	if (!kunit_alloc_resource(test, NULL, gup_kunit_sectors_restore,
+				  GFP_KERNEL, s)) {
+		gup_kunit_max_sectors(s->q, s->old, &s->old);
+		kfree(s);
+		KUNIT_FAIL(test, "no memory for a resource");
+	}
+}
+
 /*
  * The byte that fills bytes [@off, @off + @len) of block @blk of @file's
  * disk, as the disk holds them now, or -1 if they differ. The block is

@@ -45,9 +45,9 @@ static int gup_kunit_pins_init(struct kunit_resource *res, void *context)
 	return 0;
 }
 
-static void gup_kunit_pins_release(struct kunit_resource *res)
+/* Release what @p holds, pins or (foll_get) references, as its user would. */
+void gup_kunit_release(struct gup_kunit_pins *p)
 {
-	struct gup_kunit_pins *p = res->data;
 	long i;
 
 	if (p->nr > 0 && p->foll_get)
@@ -55,6 +55,14 @@ static void gup_kunit_pins_release(struct kunit_resource *res)
 			put_page(p->pages[i]);
 	else if (p->nr > 0)
 		unpin_user_pages(p->pages, p->nr);
+	p->nr = 0;
+}
+
+static void gup_kunit_pins_release(struct kunit_resource *res)
+{
+	struct gup_kunit_pins *p = res->data;
+
+	gup_kunit_release(p);
 	kfree(p->pages);
 	kfree(p);
 }
@@ -122,23 +130,34 @@ unsigned long gup_kunit_mmap_driver(struct kunit *test, const char *name,
 	return addr;
 }
 
-/* Map user memory for the case; MAP_HUGETLB maps the hugetlb pool. */
-unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
-			     unsigned long prot, unsigned long flags)
+/*
+ * Map user memory for the case, at @at if it is free (0: where the
+ * kernel picks); MAP_HUGETLB maps the hugetlb pool.
+ */
+unsigned long gup_kunit_mmap_at(struct kunit *test, unsigned long at,
+				unsigned long len, unsigned long prot,
+				unsigned long flags)
 {
 	unsigned long addr;
 
 	if (flags & MAP_HUGETLB) {
 		KUNIT_ASSERT_EQ(test, gup_kunit_attach_mm(test), 0);
-		addr = ksys_mmap_pgoff(0, len, prot, flags, -1, 0);
+		addr = ksys_mmap_pgoff(at, len, prot, flags, -1, 0);
 		if (IS_ERR_VALUE(addr))
 			kunit_skip(test, GUP_KUNIT_NEEDS_HUGETLB);
 	} else {
-		addr = gup_kunit_vm_mmap(test, NULL, len, prot, flags);
+		addr = gup_kunit_vm_mmap_at(test, NULL, at, len, prot, flags);
 	}
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR_VALUE(addr), "mmap: %ld",
 			       (long)addr);
 	return addr;
+}
+
+/* Map user memory for the case; MAP_HUGETLB maps the hugetlb pool. */
+unsigned long gup_kunit_mmap(struct kunit *test, unsigned long len,
+			     unsigned long prot, unsigned long flags)
+{
+	return gup_kunit_mmap_at(test, 0, len, prot, flags);
 }
 
 /* Write a tag into each page, that names it, so that moved data is seen. */
@@ -232,6 +251,62 @@ void gup_kunit_user_refs(struct kunit *test, unsigned long addr, long npages,
 		refs[i] = page_ref_count(page) - 1;
 		put_page(page);
 	}
+}
+
+/* Whether every page of [@start, @start + @npages pages) is in ZONE_MOVABLE. */
+static bool gup_kunit_all_movable(struct kunit *test, unsigned long start,
+				  long npages)
+{
+	bool movable = true;
+	struct page *page;
+	long i;
+
+	for (i = 0; i < npages && movable; i++) {
+		page = gup_kunit_mapped(test, start, i);
+		if (!page)
+			return false;
+		movable = page_zonenum(page) == ZONE_MOVABLE;
+		put_page(page);
+	}
+	return movable;
+}
+
+/**
+ * gup_kunit_mmap_movable() - private anonymous memory in ZONE_MOVABLE.
+ * @test: the case; skipped if the memory cannot be had there.
+ * @len: the length of the mapping.
+ * @flags: 0, or MAP_HUGETLB for the hugetlb pool.
+ * @offset: the first page to fill, in pages from the mapping.
+ * @npages: how many pages to fill, with gup_kunit_fill()'s tags.
+ *
+ * Map and fill memory whose pages sit in ZONE_MOVABLE. hugetlb's free
+ * list is LIFO, and every long-term pin migrates pool pages out of
+ * ZONE_MOVABLE for good, so a fault may be handed one of those: keep that
+ * mapping (its pages stay in use until the case's mm goes away) and map
+ * again, so that the next fault gets a page the pin must migrate.
+ *
+ * Return: the address of the mapping.
+ */
+unsigned long gup_kunit_mmap_movable(struct kunit *test, unsigned long len,
+				     unsigned long flags, long offset,
+				     long npages)
+{
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		unsigned long addr = gup_kunit_mmap(test, len, GUP_KUNIT_RW,
+						    GUP_KUNIT_ANON | flags);
+		unsigned long start = addr + offset * PAGE_SIZE;
+
+		gup_kunit_fill(test, start, npages);
+		if (gup_kunit_all_movable(test, start, npages))
+			return addr;
+	}
+	if (flags & MAP_HUGETLB)
+		kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE " and a hugetlb pool in it: "
+			   GUP_KUNIT_PASS_HUGEPAGES);
+	kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE);
+	return 0;
 }
 
 /* The folio mapped at @addr. */

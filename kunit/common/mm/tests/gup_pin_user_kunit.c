@@ -222,60 +222,14 @@ static const struct gup_kunit_lt_case gup_kunit_lt_cases[] = {
 GUP_KUNIT_ARRAY_PARAM_NAMED(gup_kunit_lt, gup_kunit_lt_cases,
 			    struct gup_kunit_lt_case);
 
-/* Whether every page of [@start, @start + @npages pages) is in ZONE_MOVABLE. */
-static bool gup_kunit_all_movable(struct kunit *test, unsigned long start,
-				  long npages)
-{
-	bool movable = true;
-	struct page *page;
-	long i;
-
-	for (i = 0; i < npages && movable; i++) {
-		page = gup_kunit_mapped(test, start, i);
-		if (!page)
-			return false;
-		movable = page_zonenum(page) == ZONE_MOVABLE;
-		put_page(page);
-	}
-	return movable;
-}
-
-/*
- * Map and fill memory whose pages sit in ZONE_MOVABLE. hugetlb's free
- * list is LIFO, and every long-term pin migrates pool pages out of
- * ZONE_MOVABLE for good, so a fault may be handed one of those: keep that
- * mapping (its pages stay in use until the case's mm goes away) and map
- * again, so that the next fault gets a page the pin must migrate.
- */
-static unsigned long gup_kunit_mmap_movable(struct kunit *test,
-					    const struct gup_kunit_lt_case *c,
-					    unsigned long len)
-{
-	unsigned long flags = GUP_KUNIT_ANON | (c->hugetlb ? MAP_HUGETLB : 0);
-	int tries;
-
-	for (tries = 0; tries < 8; tries++) {
-		unsigned long addr = gup_kunit_mmap(test, len, GUP_KUNIT_RW,
-						    flags);
-		unsigned long start = addr + c->offset * PAGE_SIZE;
-
-		gup_kunit_fill(test, start, c->npages);
-		if (gup_kunit_all_movable(test, start, c->npages))
-			return addr;
-	}
-	if (c->hugetlb)
-		kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE " and a hugetlb pool in it: "
-			   GUP_KUNIT_PASS_HUGEPAGES);
-	kunit_skip(test, GUP_KUNIT_NEEDS_MOVABLE);
-	return 0;
-}
-
 static void pin_user_pages_longterm_migrates_movable_pages(struct kunit *test)
 {
 	const struct gup_kunit_lt_case *c = test->param_value;
 	unsigned long len = c->hugetlb ? 2 * PMD_SIZE :
 			    (c->offset + c->npages) * PAGE_SIZE;
-	unsigned long addr = gup_kunit_mmap_movable(test, c, len);
+	unsigned long addr = gup_kunit_mmap_movable(test, len, c->hugetlb ?
+						    MAP_HUGETLB : 0, c->offset,
+						    c->npages);
 	unsigned long start = addr + c->offset * PAGE_SIZE;
 	struct gup_kunit_pins *p = gup_kunit_pins(test, c->npages);
 	struct gup_kunit_snap s;
@@ -517,8 +471,8 @@ static void pin_user_pages_longterm_failed_migration_leaves_no_pin(struct kunit 
 	const enum gup_kunit_path *path = test->param_value;
 	const struct gup_kunit_lt_case *c = &gup_kunit_lt_cases[0];
 	const long last = c->npages - 1;
-	unsigned long addr = gup_kunit_mmap_movable(test, c,
-						    c->npages * PAGE_SIZE);
+	unsigned long addr = gup_kunit_mmap_movable(test, c->npages * PAGE_SIZE,
+						    0, 0, c->npages);
 	struct gup_kunit_pins *held = gup_kunit_pins(test, 1);
 	struct gup_kunit_pins *p = gup_kunit_pins(test, c->npages);
 	int ref0[GUP_KUNIT_NPAGES];
