@@ -13,9 +13,11 @@ For each tree (--tree, repeatable; default every tree of kunit/trees):
      make test's next build rebuilds them unprofiled. The console goes to
      results/TREE/coverage-run/kunit.log;
   2. read the .gcda images that the harness's gcov dump prints on the
-     console ('GCOV: <path> <offset> <hex>' lines, then one
-     'GCOV-END: <path> <size> <crc32>' line per file), check offsets, size
-     and crc32, and write each next to its .gcno in the build directory;
+     console, twice over ('GCOV: <path> <offset> <hex> <crc>' lines, then
+     one 'GCOV-END: <path> <size> <crc32> <crc>' line per file, each line
+     with the crc32 of its own text): leave out every damaged line, take
+     each chunk from a copy that has it whole, check size and crc32, and
+     write each file next to its .gcno in the build directory;
   3. lcov --capture (branch coverage on) into
      results/TREE/coverage/lcov.info and genhtml --branch-coverage into
      results/TREE/coverage/ (index.html);
@@ -79,77 +81,105 @@ def pin_core_objects(tree):
     return out
 
 
-GCOV_RE = re.compile(r'GCOV: (\S+) (\d+) (\S+)\s*$')
-END_RE = re.compile(r'GCOV-END: (\S+) (\d+) ([0-9a-f]{8})\s*$')
+GCOV_RE = re.compile(r'GCOV: ((\S+) (\d+) (\S*)) ([0-9a-f]{8})\s*$')
+END_RE = re.compile(r'GCOV-END: ((\S+) (\d+) ([0-9a-f]{8})) ([0-9a-f]{8})\s*$')
 ERR_RE = re.compile(r'GCOV-ERROR: (.*?)\s*$')
+ANY_RE = re.compile(r'GCOV(-END)?:')
 
 
 # --------------------------------------------------------------------------
 # Console dump -> .gcda images
 # --------------------------------------------------------------------------
 
-def parse_console(lines):
-    """Return {kernel gcda path: bytes} from the GCOV lines of a console.
+def crc32(data):
+    """zlib's crc32 as eight hex digits, as the kernel prints it."""
+    if isinstance(data, str):
+        data = data.encode()
+    return '%08x' % (zlib.crc32(data) & 0xffffffff)
 
-    Raise ToolError for a chunk that is not hex, a gap or overlap in the
-    offsets, a file without its GCOV-END line, or a size or crc32 that does
-    not match. A later complete dump of the same file replaces an earlier.
-    """
-    files = {}
-    partial = {}
+
+def _console_lines(lines, notes):
+    """The whole GCOV and GCOV-END lines of a console, as
+    (line number, kind, groups); a line whose own crc32 does not match
+    (a character lost or changed on the way) is counted and left out."""
+    bad = 0
     for n, raw in enumerate(lines, 1):
         line = raw.rstrip('\r\n')
         m = ERR_RE.search(line)
         if m:
             raise ToolError('the kernel could not dump a profile: %s'
                             % m.group(1))
-        m = END_RE.search(line)
-        if m:
-            path, size, crc = m.group(1), int(m.group(2)), m.group(3)
-            data = partial.pop(path, None)
-            if data is None:
-                if size:
-                    raise ToolError('line %d: GCOV-END for %s without its '
-                                    'data' % (n, path))
-                data = bytearray()
-            if len(data) != size:
-                raise ToolError('line %d: %s: got %d bytes, GCOV-END says %d '
-                                '(truncated console?)'
-                                % (n, path, len(data), size))
-            got = '%08x' % (zlib.crc32(bytes(data)) & 0xffffffff)
-            if got != crc:
-                raise ToolError('line %d: %s: crc32 %s, GCOV-END says %s '
-                                '(corrupted console?)' % (n, path, got, crc))
-            files[path] = bytes(data)
-            continue
-        m = GCOV_RE.search(line)
+        for kind, regex in (('end', END_RE), ('chunk', GCOV_RE)):
+            m = regex.search(line)
+            if m:
+                break
         if not m:
+            bad += bool(ANY_RE.search(line))
             continue
-        path, off, chunk = m.group(1), int(m.group(2)), m.group(3)
+        if crc32(m.group(1)) != m.group(5):
+            bad += 1
+            continue
+        yield n, kind, m.groups()[1:4]
+    if bad and notes is not None:
+        notes.append('%d damaged GCOV line(s) left out' % bad)
+
+
+def parse_console(lines, notes=None):
+    """Return {kernel gcda path: bytes} from the GCOV lines of a console.
+
+    The kernel prints the dump more than once, each line with its own
+    crc32: a damaged line is left out (and counted in @notes, a list,
+    when given) and each chunk is taken from any copy that has it whole;
+    a later line for the same file and offset replaces an earlier one.
+    Raise ToolError for a chunk that is not hex, a chunk that no copy has
+    whole, a file without its GCOV-END line, or a size or file crc32 that
+    does not match.
+    """
+    chunks = {}
+    ends = {}
+    for n, kind, (path, num, text) in _console_lines(lines, notes):
+        if kind == 'end':
+            ends[path] = (n, int(num), text)
+            continue
         try:
-            if len(chunk) % 2:
+            if len(text) % 2:
                 raise ValueError
-            blob = bytes.fromhex(chunk)
+            blob = bytes.fromhex(text)
         except ValueError:
-            raise ToolError('line %d: %s: chunk at offset %d is not hex '
-                            '(corrupted console?)' % (n, path, off))
-        data = partial.setdefault(path, bytearray())
-        if off == 0 and data:
-            data.clear()            # a new dump of the same file
-        if off != len(data):
-            raise ToolError('line %d: %s: chunk at offset %d, expected %d '
-                            '(lost or repeated console line?)'
-                            % (n, path, off, len(data)))
-        data += blob
-    if partial:
-        path = sorted(partial)[0]
-        raise ToolError('%s: no GCOV-END line after %d bytes (truncated '
-                        'console?)' % (path, len(partial[path])))
+            raise ToolError('line %d: %s: chunk at offset %s is not hex'
+                            % (n, path, num))
+        chunks.setdefault(path, {})[int(num)] = blob
+    for path in sorted(set(chunks) - set(ends)):
+        raise ToolError('%s: no GCOV-END line after %d chunks (truncated '
+                        'console?)' % (path, len(chunks[path])))
+    files = {path: _assemble(path, chunks.get(path, {}), *end)
+             for path, end in ends.items()}
     if not files:
         raise ToolError('no GCOV data in the console log (was the kernel '
                         'built with CONFIG_GCOV_KERNEL and did gup_pin_final '
                         'run?)')
     return files
+
+
+def _assemble(path, chunks, n, size, crc):
+    """The bytes of @path from its chunks (by offset), checked against
+    the size and crc32 of its GCOV-END line (line @n)."""
+    data = bytearray()
+    while len(data) < size:
+        blob = chunks.get(len(data))
+        if not blob:
+            raise ToolError('line %d: %s: no copy has the chunk at offset '
+                            '%d whole (lost console lines?)'
+                            % (n, path, len(data)))
+        data += blob
+    if len(data) != size:
+        raise ToolError('line %d: %s: got %d bytes, GCOV-END says %d '
+                        '(truncated console?)' % (n, path, len(data), size))
+    if crc32(bytes(data)) != crc:
+        raise ToolError('line %d: %s: crc32 %s, GCOV-END says %s '
+                        '(corrupted console?)'
+                        % (n, path, crc32(bytes(data)), crc))
+    return bytes(data)
 
 
 def map_gcda(kernel_path, build_dir):
@@ -472,10 +502,14 @@ def coverage(args, tree):
     t_run = build_and_run(args, tree) if args.run else None
     log = os.path.join(args.run_results, 'kunit.log')
     try:
+        notes = []
         with open(log, errors='backslashreplace') as f:
-            images = parse_console(f)
+            images = parse_console(f, notes)
     except OSError as e:
         raise ToolError('cannot read %s: %s' % (log, e.strerror))
+    for note in notes:
+        print('%s: %s: %s (each chunk taken from another copy)'
+              % (TOOL, tree.name, note))
     t0 = time.monotonic()
     for old in _existing_gcda(args.build_dir):
         os.unlink(old)

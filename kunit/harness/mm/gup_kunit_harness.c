@@ -154,17 +154,42 @@ late_initcall(gup_kunit_swap_init);
  * the debugfs files would present it, and printed on the console in lines
  * of at most 200 characters:
  *
- *   GCOV: <gcda path> <offset> <hex bytes>
- *   GCOV-END: <gcda path> <size> <crc32>
+ *   GCOV: <gcda path> <offset> <hex bytes> <line crc32>
+ *   GCOV-END: <gcda path> <size> <crc32> <line crc32>
  *
- * The crc32 is that of zlib (crc32_le() seeded and finished with ~0).
- * tools/coverage.py on the host checks the sizes and checksums and writes
- * the .gcda files next to the .gcno files of the build directory.
+ * Every crc32 is that of zlib (crc32_le() seeded and finished with ~0):
+ * the file's over its bytes, a line's over the text between "GCOV: " (or
+ * "GCOV-END: ") and the space before it. A serial console under host load
+ * loses characters (the 8250 driver gives up waiting for the transmitter
+ * and writes over the byte before), so the whole dump is printed twice:
+ * tools/coverage.py on the host drops every line whose crc32 does not
+ * match, takes each chunk from whichever copy has it whole, checks sizes
+ * and file checksums, and writes the .gcda files next to the .gcno files
+ * of the build directory.
  */
 
 /* Longest console line, and most bytes that %*phN prints. */
 #define GUP_KUNIT_GCOV_LINE	200
 #define GUP_KUNIT_GCOV_CHUNK	64
+/* How many times the dump is printed: a chunk lost in one is in another. */
+#define GUP_KUNIT_GCOV_COPIES	2
+
+static char gup_kunit_gcov_line[GUP_KUNIT_GCOV_LINE];
+
+/* Print @tag, the formatted text, and the crc32 of that text. */
+static __printf(2, 3) void gup_kunit_gcov_line_out(const char *tag,
+						   const char *fmt, ...)
+{
+	va_list args;
+	int len;
+
+	va_start(args, fmt);
+	len = vscnprintf(gup_kunit_gcov_line, sizeof(gup_kunit_gcov_line),
+			 fmt, args);
+	va_end(args);
+	pr_info("%s: %s %08x\n", tag, gup_kunit_gcov_line,
+		crc32_le(~0U, gup_kunit_gcov_line, len) ^ ~0U);
+}
 
 /* The profiles of files under mm/: only the pin core is profiled there. */
 static bool gup_kunit_gcov_wanted(const char *name)
@@ -181,29 +206,32 @@ static void gup_kunit_gcov_print(const char *name, const char *buf,
 	int room;
 	size_t chunk, off;
 
-	/* "GCOV: " name ' ' up to 10 digits ' ', then two hex digits a byte */
+	/*
+	 * "GCOV: " name ' ' up to 10 digits ' ', two hex digits a byte, then
+	 * ' ' and the line's crc32 in 8 digits
+	 */
 	room = GUP_KUNIT_GCOV_LINE - (int)strlen("GCOV: ") -
-	       (int)strlen(name) - 12;
+	       (int)strlen(name) - 12 - 9;
 	chunk = clamp_t(int, room / 2, 8, GUP_KUNIT_GCOV_CHUNK);
 
 	for (off = 0; off < size; off += chunk) {
 		size_t len = min(chunk, size - off);
 
-		pr_info("GCOV: %s %zu %*phN\n", name, off, (int)len, buf + off);
+		gup_kunit_gcov_line_out("GCOV", "%s %zu %*phN", name, off,
+					(int)len, buf + off);
 	}
-	pr_info("GCOV-END: %s %zu %08x\n", name, size,
-		crc32_le(~0U, buf, size) ^ ~0U);
+	gup_kunit_gcov_line_out("GCOV-END", "%s %zu %08x", name, size,
+				crc32_le(~0U, buf, size) ^ ~0U);
 }
 
-static int gup_kunit_gcov_dump(struct notifier_block *nb, unsigned long code,
-			       void *unused)
+/* Print every wanted profile once; the caller holds gcov_lock. */
+static void gup_kunit_gcov_dump_once(void)
 {
 	struct gcov_info *info = NULL;
 	const char *name;
 	size_t size;
 	char *buf;
 
-	mutex_lock(&gcov_lock);
 	while ((info = gcov_info_next(info))) {
 		name = gcov_info_filename(info);
 		if (!gup_kunit_gcov_wanted(name))
@@ -219,6 +247,16 @@ static int gup_kunit_gcov_dump(struct notifier_block *nb, unsigned long code,
 		gup_kunit_gcov_print(name, buf, size);
 		vfree(buf);
 	}
+}
+
+static int gup_kunit_gcov_dump(struct notifier_block *nb, unsigned long code,
+			       void *unused)
+{
+	int copy;
+
+	mutex_lock(&gcov_lock);
+	for (copy = 0; copy < GUP_KUNIT_GCOV_COPIES; copy++)
+		gup_kunit_gcov_dump_once();
 	mutex_unlock(&gcov_lock);
 	return NOTIFY_DONE;
 }
