@@ -13,7 +13,7 @@ of kunit/trees):
      io_mapped_ubuf), as coccicheck's --use-gitgrep does; only those
      files are copied to a temporary directory and parsed. A file that
      never names them cannot hold a pin call nor a release the rules see;
-  3. run the semantic patches of tools/audit/ with spatch (nice -n 10,
+  3. run the semantic patches of tools/cocci/ with spatch (nice -n 10,
      --jobs 2 at most) on that copy; each prints one "AUDIT {json}" line
      per fact: sites.cocci the pin and get calls with their page array,
      and every release call; flow.cocci FOLL_GET passed to the pin
@@ -69,7 +69,7 @@ a caller, and is not reported.
 
 --source DIR audits a directory instead of a tree (a copy of some files
 of one tree, as the planted-mutant tests make); --planted plants each
-mutant of tools/audit/planted/TREE/ into a copy of the files it names and
+mutant of tools/cocci/planted/TREE/ into a copy of the files it names and
 checks that the audit flags it (one test each; last line 'N passed,
 N failed, N skipped').
 """
@@ -91,7 +91,7 @@ from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
 from _cscan import function_span  # noqa: E402
 
 TOOL = 'audit'
-COCCI_DIR = os.path.join(ROOT, 'tools', 'audit')
+COCCI_DIR = os.path.join(ROOT, 'tools', 'cocci')
 COCCI = ('sites.cocci', 'flow.cocci', 'structures.cocci')
 PLANTED = os.path.join(COCCI_DIR, 'planted')
 REVIEW = os.path.join(ROOT, 'docs', '{tree}', 'audit-review.md')
@@ -875,7 +875,7 @@ def audit_tree(tree, args):
 # --------------------------------------------------------------------------
 
 def planted_mutants(tree):
-    """[(name, path, files, expect)] of tools/audit/planted/TREE/*.patch.
+    """[(name, path, files, expect)] of tools/cocci/planted/TREE/*.patch.
     Each patch's header names the files to copy ('Files: a.c b.h') and
     what the audit must say ('Expect: MISMATCH path')."""
     d = os.path.join(PLANTED, tree.name)
@@ -953,7 +953,7 @@ def main():
     ap.add_argument('--source', metavar='DIR', help='audit DIR (a copy of '
                     'some files of one tree) instead of build/TREE/linux')
     ap.add_argument('--planted', action='store_true',
-                    help='plant the mutants of tools/audit/planted/TREE/ '
+                    help='plant the mutants of tools/cocci/planted/TREE/ '
                     'and check that each is flagged')
     ap.add_argument('--no-prepare', dest='prepare', action='store_false',
                     help='use build/TREE/linux as it is (no lock, no '

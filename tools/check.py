@@ -58,7 +58,7 @@ kunit/trees, in order), and every line they print names the tree:
             failed by an unexecuted line that docs/TREE/coverage.md does
             not explain, or by a tool error
   audit     tools/audit.py: one test per planted caller mutant of
-            tools/audit/planted/TREE/ (each must be flagged as a
+            tools/cocci/planted/TREE/ (each must be flagged as a
             mismatch), and one for `make audit TREE=TREE` on the whole
             tree (failed by an unresolved site without a current verdict
             in docs/TREE/audit-review.md, or a mismatch that is no known

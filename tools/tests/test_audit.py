@@ -1,7 +1,7 @@
 """Tests of tools/audit.py: the parsing and classification of the facts
 that the semantic patches report (no tree, no spatch), the review, the
-rules of tools/audit/*.cocci on small C fixtures (spatch needed), and the
-planted mutants of tools/audit/planted/TREE/ (spatch and the prepared
+rules of tools/cocci/*.cocci on small C fixtures (spatch needed), and the
+planted mutants of tools/cocci/planted/TREE/ (spatch and the prepared
 tree needed; check.py's audit step runs those, so its tools step skips
 them with GPK_AUDIT_PLANTED=check)."""
 import importlib.util
@@ -404,7 +404,7 @@ def planted_cases():
 
 class PlantedMutants(unittest.TestCase):
     """Each planted caller mutant is flagged as a mismatch by the audit of
-    a copy of the files it needs (tools/audit/planted/TREE/)."""
+    a copy of the files it needs (tools/cocci/planted/TREE/)."""
 
     def test_planted(self):
         cases = planted_cases()
