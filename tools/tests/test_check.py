@@ -18,6 +18,8 @@ from tests import fakes  # noqa: E402
 
 
 check = fakes.load_tool('check')
+static = fakes.load_tool('_check_static')
+runs = fakes.load_tool('_check_runs')
 
 # A test that does what test_genmut once did: it drops the GPK_LOCK_HELD
 # that check.py set for its own build/.lock.
@@ -41,7 +43,7 @@ class StepToolsEnvironment(unittest.TestCase):
             t = check.Tally()
             with mock.patch.dict(os.environ, GPK_LOCK_HELD='inherit'), \
                     contextlib.redirect_stdout(io.StringIO()) as out:
-                check.step_tools(t, start=tmp, top=tmp)
+                static.step_tools(t, start=tmp, top=tmp)
                 held = os.environ.get('GPK_LOCK_HELD')
                 leaked = os.environ.get('GPK_LEAKED_BY_TEST')
             sys.modules.pop(name, None)
@@ -86,12 +88,12 @@ class StepMutantsSubset(unittest.TestCase):
             tree.name = '6.1'
             t = check.Tally()
             ran = []
-            with mock.patch.object(check, 'cached_mutant_run',
+            with mock.patch.object(runs, 'cached_mutant_run',
                                    lambda *a: ran.append(a)), \
-                    mock.patch.object(check, 'mutants_key',
+                    mock.patch.object(runs, 'mutants_key',
                                       lambda *a: 'key'), \
                     contextlib.redirect_stdout(io.StringIO()):
-                check.step_mutants(t, tree, {})
+                runs.step_mutants(t, tree, {})
         return t, ran
 
     def test_runs_the_names_of_the_subset(self):
@@ -141,9 +143,9 @@ class MutantCacheKeys(unittest.TestCase):
                              pin_core=os.path.join(tmp, 'pin-core'))
             tree.name = '6.1'
             keys = []
-            with mock.patch.object(check, 'cached_mutant_run',
+            with mock.patch.object(runs, 'cached_mutant_run',
                                    lambda *a: None), \
-                    mock.patch.object(check, 'mutants_key',
+                    mock.patch.object(runs, 'mutants_key',
                                       lambda t, st, paths: keys.append(
                                           paths)), \
                     contextlib.redirect_stdout(io.StringIO()):
@@ -152,9 +154,9 @@ class MutantCacheKeys(unittest.TestCase):
 
     def test_the_engine_is_in_the_keys(self):
         engine = ['_mutation.py', '_schemata.py', '_cscan.py']
-        got = self.keyed_paths(check.step_mutants)
+        got = self.keyed_paths(runs.step_mutants)
         self.assertTrue(set(engine) <= set(got), got)
-        got = self.keyed_paths(check.step_genmut)
+        got = self.keyed_paths(runs.step_genmut)
         self.assertTrue(set(engine + ['genmut.py', '_generator.py'])
                         <= set(got), got)
 
@@ -213,7 +215,7 @@ class StepApply(unittest.TestCase):
                  'package': 'linux-source-6.1', 'version': '6.1.192-3'}
         t = check.Tally()
         with contextlib.redirect_stdout(io.StringIO()) as out:
-            check.step_apply(t, tree, state, patches or self.patches)
+            static.step_apply(t, tree, state, patches or self.patches)
         return t, out.getvalue()
 
     def test_the_series_applies_and_gives_the_series_head(self):
@@ -266,7 +268,7 @@ class StepW1Output(unittest.TestCase):
     """The W=1 step's reading of one make of .s targets."""
 
     def test_lines_go_to_the_object_whose_cc_line_they_follow(self):
-        out = check.w1_output_by_object(W1_OUTPUT)
+        out = static.w1_output_by_object(W1_OUTPUT)
         self.assertEqual(sorted(out), ['kernel/bounds.o', 'mm/gup.o',
                                        'mm/gup_kunit.o'])
         self.assertEqual(out['mm/gup.o'],
@@ -276,16 +278,16 @@ class StepW1Output(unittest.TestCase):
         self.assertNotIn('Makefile', ''.join(sum(out.values(), [])))
 
     def test_only_added_lines_and_kunit_sources_count(self):
-        out = check.w1_output_by_object(W1_OUTPUT)
+        out = static.w1_output_by_object(W1_OUTPUT)
         added = {'mm/gup.c': {10}}
-        self.assertEqual(len(check.w1_new_warnings(
+        self.assertEqual(len(static.w1_new_warnings(
             out['mm/gup.o'], '/l', set(), added)), 1)
-        self.assertEqual(check.w1_new_warnings(
+        self.assertEqual(static.w1_new_warnings(
             out['mm/gup.o'], '/l', set(), {'mm/gup.c': {11}}), [])
         # A relative path is one in the tree.
-        self.assertEqual(len(check.w1_new_warnings(
+        self.assertEqual(len(static.w1_new_warnings(
             out['mm/gup_kunit.o'], '/l', {'mm/gup_kunit.c'}, {})), 1)
-        self.assertEqual(check.w1_new_warnings(
+        self.assertEqual(static.w1_new_warnings(
             out['kernel/bounds.o'], '/l', {'mm/gup_kunit.c'}, added), [])
 
 
@@ -295,12 +297,12 @@ class DebugInTheBackground(unittest.TestCase):
 
     def debug_step(self, script, tree_name='6.1'):
         """step_debug() of a background job running sh -c script."""
-        job = check.Background(['sh', '-c', script])
+        job = runs.Background(['sh', '-c', script])
         tree = mock.Mock()
         tree.name = tree_name
         t = check.Tally()
         with contextlib.redirect_stdout(io.StringIO()) as out:
-            check.step_debug(t, tree, job)
+            runs.step_debug(t, tree, job)
         return t, out.getvalue()
 
     def test_the_output_is_counted_when_the_step_comes(self):
@@ -325,7 +327,7 @@ class DebugInTheBackground(unittest.TestCase):
     def test_stop_kills_the_job_and_its_children(self):
         with tempfile.TemporaryDirectory() as tmp:
             pidfile = Path(tmp, 'pid')
-            job = check.Background(['sh', '-c', 'sleep 600 & echo $! > %s; '
+            job = runs.Background(['sh', '-c', 'sleep 600 & echo $! > %s; '
                                     'wait' % pidfile])
             for _ in range(100):
                 if pidfile.exists() and pidfile.read_text().strip():
@@ -344,7 +346,7 @@ class DebugInTheBackground(unittest.TestCase):
                 self.fail('the job\'s child %d still runs' % child)
 
     def test_the_job_runs_niced(self):
-        job = check.Background(['sh', '-c', 'nice'])
+        job = runs.Background(['sh', '-c', 'nice'])
         _rc, out, _s = job.finish()
         self.assertEqual(out.strip(), str(os.nice(0) + 10))
 
@@ -363,12 +365,13 @@ class TreeStepOrder(unittest.TestCase):
                 if name == fail:
                     raise KeyboardInterrupt
             return fn
-        patches = [mock.patch.object(check, 'step_' + n, step(n)) for n in
-                   ('apply', 'checkpatch', 'kunit', 'reviewer', 'w1',
-                    'matrix', 'mutants', 'genmut', 'coverage', 'audit',
-                    'debug')]
+        patches = [mock.patch.object(static, 'step_' + n, step(n)) for n in
+                   ('apply', 'checkpatch', 'w1', 'matrix')]
+        patches += [mock.patch.object(runs, 'step_' + n, step(n)) for n in
+                    ('kunit', 'reviewer', 'mutants', 'genmut', 'coverage',
+                     'audit', 'debug')]
         patches += [
-            mock.patch.object(check, 'start_debug',
+            mock.patch.object(runs, 'start_debug',
                               lambda *a: calls.append('start') or job),
             mock.patch.object(check.prepare_tree, 'prepare',
                               lambda *a, **k: {}),
@@ -435,9 +438,9 @@ class StepReviewer(unittest.TestCase):
                     self.KTAP % reason)
                 return mock.Mock(stdout='', returncode=0)
             t = check.Tally()
-            with mock.patch.object(check, 'run', boot), \
+            with mock.patch.object(runs, 'run', boot), \
                     contextlib.redirect_stdout(io.StringIO()):
-                check.step_reviewer(t, tree)
+                runs.step_reviewer(t, tree)
             return t
 
     def test_a_skip_that_names_a_documented_argument_passes(self):
