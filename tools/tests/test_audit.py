@@ -20,6 +20,9 @@ SPEC = importlib.util.spec_from_file_location(
     'audit_tool', os.path.join(TOOLS, 'audit.py'))
 au = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(au)
+import _audit_classify as ac  # noqa: E402
+import _audit_spatch as sp  # noqa: E402
+import _cscan  # noqa: E402
 common = sys.modules['_common']
 SPATCH = shutil.which('spatch')
 
@@ -59,15 +62,15 @@ class Facts(unittest.TestCase):
     def test_parse_strips_the_run_directory_and_duplicates(self):
         line = 'AUDIT ' + json.dumps(dict(kind='pin', file='/tmp/x/./a.c',
                                           line='3', function='f'))
-        got = au.parse_facts('noise\n%s\n%s\n' % (line, line), '/tmp/x')
+        got = sp.parse_facts('noise\n%s\n%s\n' % (line, line), '/tmp/x')
         self.assertEqual(got, [dict(kind='pin', file='a.c', line=3,
                                     function='f')])
 
     def test_malformed_fact_is_an_error(self):
         with self.assertRaisesRegex(common.ToolError, 'malformed'):
-            au.parse_facts('AUDIT {nope')
+            sp.parse_facts('AUDIT {nope')
         with self.assertRaisesRegex(common.ToolError, 'without kind'):
-            au.parse_facts('AUDIT {"file": "a.c"}')
+            sp.parse_facts('AUDIT {"file": "a.c"}')
 
     def test_base_of(self):
         for expr, base in (('pages', 'pages'), ('&page', 'page'),
@@ -76,44 +79,44 @@ class Facts(unittest.TestCase):
                            ('(struct page **)(vec->ptrs)', 'vec->ptrs'),
                            ('umem -> page_list', 'umem->page_list'),
                            ('mem->hpages + entry', 'mem->hpages')):
-            self.assertEqual(au.base_of(expr), base, expr)
+            self.assertEqual(ac.base_of(expr), base, expr)
 
     def test_mentions_is_token_bounded(self):
-        self.assertTrue(au.mentions('pages , nr', 'pages'))
-        self.assertTrue(au.mentions('& page , 1 , true', 'page'))
-        self.assertFalse(au.mentions('x -> pages , nr', 'pages'))
-        self.assertFalse(au.mentions('page_list', 'page'))
+        self.assertTrue(ac.mentions('pages , nr', 'pages'))
+        self.assertTrue(ac.mentions('& page , 1 , true', 'page'))
+        self.assertFalse(ac.mentions('x -> pages , nr', 'pages'))
+        self.assertFalse(ac.mentions('page_list', 'page'))
 
 
 class FunctionText(unittest.TestCase):
     lines = C_FILE.splitlines()
 
     def test_span_of_a_call(self):
-        self.assertEqual(au.function_span(self.lines, 12), (7, 17))
-        self.assertIsNone(au.function_span(self.lines, 1))
+        self.assertEqual(_cscan.function_span(self.lines, 12), (7, 17))
+        self.assertIsNone(_cscan.function_span(self.lines, 1))
 
     def test_hash_changes_with_the_function_only(self):
-        text = au.function_text(self.lines, 12)
+        text = ac.function_text(self.lines, 12)
         other = C_FILE.replace('unpin_user_pages(c->pages, n)',
                                'put_page(c->pages[0])').splitlines()
-        self.assertEqual(au.text_hash(au.function_text(other, 12)),
-                         au.text_hash(text))
+        self.assertEqual(ac.text_hash(ac.function_text(other, 12)),
+                         ac.text_hash(text))
         changed = C_FILE.replace('FOLL_WRITE', 'FOLL_WRITE | FOLL_FORCE')
-        self.assertNotEqual(au.text_hash(au.function_text(
-            changed.splitlines(), 12)), au.text_hash(text))
+        self.assertNotEqual(ac.text_hash(ac.function_text(
+            changed.splitlines(), 12)), ac.text_hash(text))
 
     def test_escapes(self):
-        text = au.function_text(self.lines, 12)
-        self.assertEqual(au.escapes(text, 'pages', 'keeps'),
+        text = ac.function_text(self.lines, 12)
+        self.assertEqual(ac.escapes(text, 'pages', 'keeps'),
                          'stored in a structure')
-        self.assertEqual(au.field_of(text, 'pages'), 'pages')
-        self.assertIn('field', au.escapes(text, 'c->pages', 'keeps'))
-        self.assertIn('parameter', au.escapes(
+        self.assertEqual(ac.field_of(text, 'pages'), 'pages')
+        self.assertIn('field', ac.escapes(text, 'c->pages', 'keeps'))
+        self.assertIn('parameter', ac.escapes(
             'int f(struct page **pages)\n{\n\tg();\n}\n', 'pages', 'f'))
-        self.assertEqual(au.escapes(
+        self.assertEqual(ac.escapes(
             'int f(void)\n{\n\treturn pages;\n}\n', 'pages', 'f'),
             'returned')
-        self.assertEqual(au.escapes(
+        self.assertEqual(ac.escapes(
             'int f(void)\n{\n\tunpin_user_pages(pages, n);\n}\n',
             'pages', 'f'), '')
 
@@ -127,7 +130,7 @@ class Classify(unittest.TestCase):
                     flags='FOLL_WRITE', pages=pages, **kw)
 
     def classify(self, facts, text=C_FILE):
-        sites, extra = au.classify(facts, self.files(text))
+        sites, extra = ac.classify(facts, self.files(text))
         return sites[0] if sites else None, extra
 
     def test_field_followed_to_an_unpin_is_matched(self):
@@ -210,7 +213,7 @@ class Classify(unittest.TestCase):
                  fact('release', 9, '__bio_release_pages',
                       path='block/bio.c', call='folio_put_refs',
                       args='fi . folio , n')]
-        _s, extra = au.classify(facts, {})
+        _s, extra = ac.classify(facts, {})
         self.assertEqual([(x['kind'], x['file']) for x in extra],
                          [('struct-put', 'block/bio.c')])
 
@@ -220,13 +223,13 @@ class Classify(unittest.TestCase):
                  fact('release', 6, 'f', call='unpin_user_pages',
                       args='pages , n'),
                  fact('flag', 8, 'g', call='get_user_pages', flag='FOLL_PIN')]
-        sites, extra = au.classify(facts, {})
+        sites, extra = ac.classify(facts, {})
         self.assertEqual(sites, [])
         self.assertEqual([x['kind'] for x in extra],
                          ['get-unpin', 'get-foll-pin'])
 
     def test_second_call_of_an_api_in_a_function_gets_its_own_key(self):
-        sites, _ = au.classify([self.pin(), self.pin(line=13)],
+        sites, _ = ac.classify([self.pin(), self.pin(line=13)],
                                self.files())
         self.assertEqual([s['key'].rsplit(':', 1)[1] for s in sites],
                          ['pin_user_pages_fast', 'pin_user_pages_fast#2'])
@@ -380,14 +383,14 @@ class Rules(unittest.TestCase):
         os.makedirs(os.path.join(tmp, 'drivers', 'x'))
         with open(os.path.join(tmp, 'drivers', 'x', 'a.c'), 'w') as f:
             f.write(FLOW_C)
-        facts = au.run_spatch(tmp, 1)
+        facts = sp.run_spatch(tmp, 1)
         got = sorted((f['kind'], f['function'], f['line'],
                       f.get('flag', '')) for f in facts
                      if f['kind'] in ('flag', 'errcount'))
         self.assertEqual(got, [('errcount', 'bad', 6, ''),
                                ('flag', 'bad', 12, 'FOLL_GET'),
                                ('flag', 'bad', 13, 'FOLL_PIN')])
-        sites, _ = au.classify(facts, au.read_files(tmp, ['drivers/x/a.c']))
+        sites, _ = ac.classify(facts, sp.read_files(tmp, ['drivers/x/a.c']))
         self.assertEqual([(s['function'], s['class']) for s in sites],
                          [('bad', 'mismatched'), ('bad', 'mismatched'),
                           ('good', 'unresolved')])

@@ -1,0 +1,374 @@
+"""The classification of the audit (tools/audit.py): from the facts that
+the semantic patches of tools/cocci/ report to the pin call sites,
+each matched, mismatched or unresolved, and the mismatches outside them.
+
+What each class means is in audit.py's docstring (audit.py --help).
+"""
+import hashlib
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _cscan import function_span  # noqa: E402
+
+PIN_CALLS = ('pin_user_pages', 'pin_user_pages_fast',
+             'pin_user_pages_fast_only', 'pin_user_pages_remote',
+             'pin_user_pages_unlocked', 'memfd_pin_folios')
+UNPIN = ('unpin_user_page', 'unpin_user_pages', 'unpin_user_pages_dirty_lock',
+         'unpin_user_page_range_dirty_lock', 'unpin_folio', 'unpin_folios',
+         'unpin_user_folio')
+# What sites.cocci reports as a release and is not an unpin: it drops a
+# reference (FOLL_GET), not a pin.
+PUT = ('put_page', 'put_user_page', 'put_user_pages',
+       'put_user_pages_dirty_lock', 'release_pages', 'folio_put',
+       'folios_put', 'folio_put_refs', 'put_pages_list',
+       'put_devmap_managed_page')
+# Functions that keep a page array or page they are given (an sg table,
+# a mapping, a bio, a bvec): a pin site passing its pages to one of
+# them hands them on.
+CAPTURE = ('sg_alloc_table_from_pages', 'sg_alloc_table_from_pages_segment',
+           'sg_alloc_append_table_from_pages', '__sg_alloc_table_from_pages',
+           'sg_set_page', 'vmap', 'vm_map_ram', 'bio_add_page',
+           '__bio_add_page', 'bio_add_pc_page', 'bvec_set_page',
+           'bio_add_folio', 'iov_iter_bvec', 'frame_vector_to_pages',
+           'xa_store', 'list_add', 'list_add_tail')
+# Functions that use a page without keeping it (a page handed to any other
+# function counts as leaving the function that pinned it).
+HARMLESS = ('page_address', 'kmap', 'kmap_local_page', 'kmap_atomic',
+            'kunmap', 'flush_dcache_page', 'set_page_dirty',
+            'set_page_dirty_lock', 'SetPageDirty', 'page_to_phys',
+            'page_to_virt', 'page_folio', 'is_zero_pfn', 'PageReserved',
+            'PageCompound', 'compound_head', 'PageHuge', 'put_user_page',
+            'memcpy_to_page', 'memcpy_from_page', 'copy_page',
+            'clear_page', 'WARN_ON', 'WARN_ON_ONCE', 'BUG_ON', 'unlikely',
+            'likely', 'pr_debug', 'dev_dbg', 'offset_in_page',
+            'min', 'max', 'min_t', 'max_t', 'folio_size', 'page_size')
+CLASSES = ('matched', 'mismatched', 'unresolved')
+
+
+def squash(expr):
+    """An expression as spatch prints it ('imu -> bvec [ i ]'), without
+    blanks."""
+    return re.sub(r'\s+', '', expr or '')
+
+
+def base_of(expr):
+    """The array (or page) a pages argument names: '&pages[i]', 'pages + i'
+    and '(struct page **)pages' are 'pages'; 'umem->page_list' stays."""
+    e = squash(expr)
+    e = re.sub(r'^\((?:const)?(?:struct)?\w+\**\)', '', e)
+    e = e.lstrip('&*')
+    if e.startswith('(') and e.endswith(')'):
+        e = e[1:-1].lstrip('&*')
+    e = re.split(r'[+\-](?!>)', e, maxsplit=1)[0]
+    e = re.sub(r'\[[^\]]*\]$', '', e)
+    return e
+
+
+def mentions(args, base):
+    """Whether the squashed argument text names base (not as a field of
+    something else, not as part of a longer name)."""
+    if not base:
+        return False
+    return re.search(r'(?<![\w.>])%s(?![\w])' % re.escape(base),
+                     squash(args)) is not None
+
+
+# --------------------------------------------------------------------------
+# Function text: the hash of the review, and what the pages do there
+# --------------------------------------------------------------------------
+
+def strip_comments(text):
+    text = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'),
+                  text, flags=re.S)
+    return re.sub(r'//[^\n]*', '', text)
+
+
+def function_text(lines, line):
+    span = function_span(lines, line)
+    if span is None:
+        return None
+    return '\n'.join(lines[span[0] - 1:span[1]]) + '\n'
+
+
+def text_hash(text):
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def escapes(text, base, function):
+    """Why the pages named base leave the function (text), or ''."""
+    if not base:
+        return 'the page array is an expression the audit cannot follow'
+    if '->' in base or '.' in base:
+        return 'the page array is a field (%s)' % base
+    body = strip_comments(text)
+    head, _, rest = body.partition('\n{')
+    b = re.escape(base)
+    if re.search(r'(?<![\w.>])%s(?!\w)' % b, head.split(function, 1)[-1]):
+        return 'the page array is a parameter: the caller\'s'
+    if re.search(r'\breturn\b[^;]*(?<![\w.>])%s(?!\w)' % b, rest):
+        return 'returned'
+    if re.search(r'(->|\.)\s*\w+(\s*\[[^\]]*\])*\s*=\s*[^;=]*(?<![\w.>])%s'
+                 r'(?!\w)' % b, rest):
+        return 'stored in a structure'
+    if re.search(r'(^|[;{}(]\s*)\*\s*\w+\s*=\s*(?<![\w.>])%s(?!\w)' % b,
+                 rest, flags=re.M):
+        return 'stored through an out parameter'
+    m = re.search(r'\b(%s)\s*\([^;]*(?<![\w.>])%s(?!\w)'
+                  % ('|'.join(CAPTURE), b), rest)
+    if m:
+        return 'handed to %s()' % m.group(1)
+    # a page of the array handed to any other function may be kept there
+    for m in re.finditer(r'\b(\w+)\s*\(([^;]*?(?<![\w.>])%s\s*\[[^;]*)'
+                         % b, rest):
+        if m.group(1) not in HARMLESS + UNPIN + PUT + PIN_CALLS + (
+                'sizeof', 'if', 'while', 'for', 'switch', 'return'):
+            return 'a page handed to %s()' % m.group(1)
+    return ''
+
+
+def field_of(text, base):
+    """The field that holds the pages: base's own last field ('umem->pgs'
+    -> 'pgs'), or the field base is stored into ('x->f = base',
+    'x->f[i] = base[i]'); None if neither."""
+    m = re.search(r'(?:->|\.)(\w+)$', base or '')
+    if m:
+        return m.group(1)
+    if not base:
+        return None
+    body = strip_comments(text)
+    m = re.search(r'(?:->|\.)\s*(\w+)(?:\s*\[[^\]]*\])*\s*=\s*(?:\([^)]*\)\s*)?'
+                  r'%s(?!\w)' % re.escape(base), body)
+    return m.group(1) if m else None
+
+
+def field_releases(facts, path, field):
+    """The release calls of the files of path's directory (a driver)
+    whose arguments name ->field or .field."""
+    pat = re.compile(r'(?:->|\.)%s(?!\w)' % re.escape(field))
+    d = os.path.dirname(path)
+    return [f for f in facts if f['kind'] == 'release' and
+            os.path.dirname(f['file']) == d and
+            pat.search(squash(f.get('args', '')))]
+
+
+def callers(files, function):
+    """The (file, function) pairs whose text calls function: [(file,
+    name)], from the function spans of the files' text (name taken from
+    the header)."""
+    out = []
+    pat = re.compile(r'(?<![\w.>])%s\s*\(' % re.escape(function))
+    for path, lines in files.items():
+        text = '\n'.join(lines)
+        if not pat.search(text):
+            continue
+        for n, ln in enumerate(lines, 1):
+            if not pat.search(ln):
+                continue
+            span = function_span(lines, n)
+            if span is None:
+                continue
+            header = ' '.join(lines[span[0] - 1:span[1]]).split('{', 1)[0]
+            names = re.findall(r'(\w+)\s*\(', header)
+            if names and names[0] != function:
+                out.append((path, names[0]))
+    return sorted(set(out))
+
+
+# --------------------------------------------------------------------------
+# Classification
+# --------------------------------------------------------------------------
+
+def rel_kind(call):
+    return 'unpin' if call in UNPIN else 'put'
+
+
+def classify(facts, files):
+    """Classify every pin call site.
+
+    facts: parse_facts() of every cocci file; files: {path: [lines]} of
+    the audited files. Returns (sites, extra): sites a list of dicts
+    (key, file, line, function, call, pages, class, why, releases,
+    structures, hash); extra the mismatches outside pin sites (get calls
+    released by an unpin, FOLL_PIN to the get family, put releases of a
+    followed structure)."""
+    by_fn = {}
+    for f in facts:
+        by_fn.setdefault((f['file'], f.get('function')), []).append(f)
+    stores = [f for f in facts if f['kind'] == 'store']
+    srel = [f for f in facts if f['kind'] == 'struct_release']
+    # the release calls of a function called under a structure's guard
+    # are that structure's releases
+    for g in facts:
+        if g['kind'] != 'guarded_call' or g['callee'] in UNPIN + PUT:
+            continue
+        for r in facts:
+            if r['kind'] == 'release' and r.get('function') == g['callee']:
+                srel.append(dict(r, kind='struct_release',
+                                 structure=g['structure'],
+                                 via='%s:%d' % (g['file'], g['line'])))
+    facts = facts + [r for r in srel if r.get('via')]
+
+    def struct_releases(name, store_file):
+        out = []
+        for r in srel:
+            if r['structure'] != name:
+                continue
+            if r.get('scope', 'any') == 'file' and r['file'] != store_file:
+                continue
+            out.append(r)
+        return out
+
+    sites, extra, count = [], [], {}
+    for f in facts:
+        if f['kind'] != 'pin':
+            continue
+        lines = files.get(f['file'], [])
+        text = function_text(lines, f['line']) or ''
+        fn = f.get('function') or '?'
+        k = '%s:%s:%s' % (f['file'], fn, f['call'])
+        count[k] = count.get(k, 0) + 1
+        key = k if count[k] == 1 else '%s#%d' % (k, count[k])
+        base = base_of(f.get('pages', ''))
+        mine = by_fn.get((f['file'], fn), [])
+        rels = [r for r in mine if r['kind'] == 'release' and
+                mentions(r.get('args', ''), base)]
+        why = []
+        cls = None
+        puts = [r for r in rels if rel_kind(r['call']) == 'put']
+        if puts:
+            why.append('released by %s() at %s:%d' % (
+                puts[0]['call'], puts[0]['file'], puts[0]['line']))
+        for x in mine:
+            if x['kind'] == 'flag' and x['line'] == f['line'] and \
+               x['call'] == f['call']:
+                why.append('%s passed to %s()%s' % (
+                    x['flag'], x['call'],
+                    ' through %s' % x['via'] if x.get('via') else ''))
+            if x['kind'] == 'errcount' and x['line'] == f['line']:
+                why.append('its return %s is passed unchecked as the count '
+                           'of %s() at %s:%s' % (x['count'], x['unpin'],
+                                                 x['file'],
+                                                 x['release_line']))
+        # structures: stored in this function, or in a caller (up to three
+        # calls up) when the pages leave the function
+        esc = escapes(text, base, fn) if text else \
+            'no function text around the call'
+        linked, direct = {}, set()
+        for s in stores:
+            if (s['file'], s.get('function')) == (f['file'], fn) and \
+               (not s.get('pages') or mentions(s['pages'], base) or
+                base_of(s['pages']) == base):
+                linked.setdefault(s['structure'], s)
+                direct.add(s['structure'])
+        if esc:
+            frontier, seen = [(f['file'], fn)], {(f['file'], fn)}
+            for _depth in range(3):
+                nxt = []
+                for _path, name in frontier:
+                    for c in callers(files, name):
+                        if c in seen:
+                            continue
+                        seen.add(c)
+                        nxt.append(c)
+                        for s in stores:
+                            # a structure kept per file (pfns) is the
+                            # business of the function that stores it
+                            if (s['file'], s.get('function')) == c and \
+                               s.get('scope') != 'file':
+                                linked.setdefault(s['structure'], s)
+                frontier = nxt
+        structures = []
+        for name, s in sorted(linked.items()):
+            rs = struct_releases(name, s['file'])
+            structures.append({
+                'structure': name, 'store': '%s:%d' % (s['file'], s['line']),
+                'direct': name in direct,
+                'releases': ['%s:%d %s()' % (r['file'], r['line'], r['call'])
+                             for r in rs]})
+            for r in rs:
+                if rel_kind(r['call']) == 'put':
+                    why.append('its pages go into %s (%s:%d), released by '
+                               '%s() at %s:%d' % (name, s['file'], s['line'],
+                                                  r['call'], r['file'],
+                                                  r['line']))
+        if why:
+            cls = 'mismatched'
+        elif not esc and rels:
+            cls = 'matched'
+            why.append('released in %s() by %s' % (fn, ', '.join(
+                '%s() at line %d' % (r['call'], r['line']) for r in rels)))
+        else:
+            resolved = [s for s in structures if s['direct'] and
+                        s['releases']]
+            if esc and resolved and len(resolved) == len(
+                    [s for s in structures if s['direct']]):
+                cls = 'matched'
+                why.append('%s; followed into %s' % (esc, ', '.join(
+                    '%s (released at %s)' % (s['structure'],
+                                             ', '.join(s['releases']))
+                    for s in resolved)))
+            else:
+                fld = field_of(text, base) if esc else None
+                frel = field_releases(facts, f['file'], fld) if fld else []
+                fput = [r for r in frel if rel_kind(r['call']) == 'put']
+                if fput:
+                    cls = 'mismatched'
+                    why.append('%s; the field %s is released by %s() at '
+                               '%s:%d' % (esc, fld, fput[0]['call'],
+                                          fput[0]['file'], fput[0]['line']))
+                elif esc and any(r['function'] != fn for r in frel):
+                    cls = 'matched'
+                    why.append('%s; followed the field ->%s: released at %s'
+                               % (esc, fld, ', '.join(
+                                   '%s:%d %s() in %s()' % (
+                                       r['file'], r['line'], r['call'],
+                                       r['function']) for r in frel)))
+                    rels = frel
+                else:
+                    cls = 'unresolved'
+                    why.append(esc or 'no release of %s found in %s()'
+                               % (base or f.get('pages'), fn))
+        sites.append({
+            'key': key, 'file': f['file'], 'line': f['line'],
+            'function': fn, 'call': f['call'], 'pages': squash(f['pages']),
+            'flags': squash(f.get('flags', '')), 'class': cls,
+            'why': '; '.join(why), 'hash': text_hash(text) if text else '',
+            'releases': ['%s:%d %s()' % (r['file'], r['line'], r['call'])
+                         for r in rels],
+            'structures': structures})
+    # mismatches that are no pin site
+    for f in facts:
+        if f['kind'] == 'get':
+            base = base_of(f.get('pages', ''))
+            mine = by_fn.get((f['file'], f.get('function')), [])
+            # an array that a pin call of the same function fills too is
+            # the pin site's business
+            if any(x['kind'] == 'pin' and base_of(x.get('pages')) == base
+                   for x in mine):
+                continue
+            for r in mine:
+                if r['kind'] == 'release' and rel_kind(r['call']) == \
+                   'unpin' and mentions(r.get('args', ''), base):
+                    extra.append(dict(
+                        kind='get-unpin', file=f['file'], line=f['line'],
+                        function=f.get('function'), call=f['call'],
+                        why='pages from %s() released by %s() at %s:%d' % (
+                            f['call'], r['call'], r['file'], r['line'])))
+        elif f['kind'] == 'flag' and f['flag'] == 'FOLL_PIN' and \
+                f['file'] != 'mm/gup.c':
+            extra.append(dict(
+                kind='get-foll-pin', file=f['file'], line=f['line'],
+                function=f.get('function'), call=f['call'],
+                why='FOLL_PIN passed to %s()%s' % (
+                    f['call'], ' through %s' % f['via'] if f.get('via')
+                    else '')))
+        elif f['kind'] == 'struct_release' and \
+                rel_kind(f['call']) == 'put' and f.get('scope') != 'file':
+            extra.append(dict(
+                kind='struct-put', file=f['file'], line=f['line'],
+                function=f.get('function'), call=f['call'],
+                why='%s() releases a page of %s, whose pages are pinned'
+                % (f['call'], f['structure'])))
+    return sites, extra
