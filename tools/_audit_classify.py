@@ -193,26 +193,49 @@ def classify(facts, files):
     structures, hash); extra the mismatches outside pin sites (get calls
     released by an unpin, FOLL_PIN to the get family, put releases of a
     followed structure)."""
-    by_fn = {}
+    known = Facts(facts, files)
+    sites, count = [], {}
     for f in facts:
-        by_fn.setdefault((f['file'], f.get('function')), []).append(f)
-    stores = [f for f in facts if f['kind'] == 'store']
-    srel = [f for f in facts if f['kind'] == 'struct_release']
-    # the release calls of a function called under a structure's guard
-    # are that structure's releases
-    for g in facts:
-        if g['kind'] != 'guarded_call' or g['callee'] in UNPIN + PUT:
+        if f['kind'] != 'pin':
             continue
-        for r in facts:
-            if r['kind'] == 'release' and r.get('function') == g['callee']:
-                srel.append(dict(r, kind='struct_release',
-                                 structure=g['structure'],
-                                 via='%s:%d' % (g['file'], g['line'])))
-    facts = facts + [r for r in srel if r.get('via')]
+        # the key of the review: `file:function:call`, `#N` for the N-th
+        # call of the same API in one function
+        k = '%s:%s:%s' % (f['file'], f.get('function') or '?', f['call'])
+        count[k] = count.get(k, 0) + 1
+        sites.append(pin_site(known, f, k if count[k] == 1 else
+                              '%s#%d' % (k, count[k])))
+    return sites, other_mismatches(known)
 
-    def struct_releases(name, store_file):
+
+class Facts:
+    """The facts of one audit and the files they are about, indexed for
+    classifying its pin sites."""
+
+    def __init__(self, facts, files):
+        self.files = files
+        self.by_fn = {}
+        for f in facts:
+            self.by_fn.setdefault((f['file'], f.get('function')),
+                                  []).append(f)
+        self.stores = [f for f in facts if f['kind'] == 'store']
+        self.srel = [f for f in facts if f['kind'] == 'struct_release']
+        # the release calls of a function called under a structure's
+        # guard are that structure's releases
+        for g in facts:
+            if g['kind'] != 'guarded_call' or g['callee'] in UNPIN + PUT:
+                continue
+            for r in facts:
+                if r['kind'] == 'release' and \
+                   r.get('function') == g['callee']:
+                    self.srel.append(dict(
+                        r, kind='struct_release', structure=g['structure'],
+                        via='%s:%d' % (g['file'], g['line'])))
+        self.all = facts + [r for r in self.srel if r.get('via')]
+
+    def struct_releases(self, name, store_file):
+        """The releases of the structure name stored in store_file."""
         out = []
-        for r in srel:
+        for r in self.srel:
             if r['structure'] != name:
                 continue
             if r.get('scope', 'any') == 'file' and r['file'] != store_file:
@@ -220,129 +243,145 @@ def classify(facts, files):
             out.append(r)
         return out
 
-    sites, extra, count = [], [], {}
-    for f in facts:
-        if f['kind'] != 'pin':
-            continue
-        lines = files.get(f['file'], [])
-        text = function_text(lines, f['line']) or ''
-        fn = f.get('function') or '?'
-        k = '%s:%s:%s' % (f['file'], fn, f['call'])
-        count[k] = count.get(k, 0) + 1
-        key = k if count[k] == 1 else '%s#%d' % (k, count[k])
-        base = base_of(f.get('pages', ''))
-        mine = by_fn.get((f['file'], fn), [])
-        rels = [r for r in mine if r['kind'] == 'release' and
-                mentions(r.get('args', ''), base)]
-        why = []
-        cls = None
-        puts = [r for r in rels if rel_kind(r['call']) == 'put']
-        if puts:
-            why.append('released by %s() at %s:%d' % (
-                puts[0]['call'], puts[0]['file'], puts[0]['line']))
-        for x in mine:
-            if x['kind'] == 'flag' and x['line'] == f['line'] and \
-               x['call'] == f['call']:
-                why.append('%s passed to %s()%s' % (
-                    x['flag'], x['call'],
-                    ' through %s' % x['via'] if x.get('via') else ''))
-            if x['kind'] == 'errcount' and x['line'] == f['line']:
-                why.append('its return %s is passed unchecked as the count '
-                           'of %s() at %s:%s' % (x['count'], x['unpin'],
-                                                 x['file'],
-                                                 x['release_line']))
-        # structures: stored in this function, or in a caller (up to three
-        # calls up) when the pages leave the function
-        esc = escapes(text, base, fn) if text else \
-            'no function text around the call'
-        linked, direct = {}, set()
-        for s in stores:
-            if (s['file'], s.get('function')) == (f['file'], fn) and \
-               (not s.get('pages') or mentions(s['pages'], base) or
-                base_of(s['pages']) == base):
-                linked.setdefault(s['structure'], s)
-                direct.add(s['structure'])
-        if esc:
-            frontier, seen = [(f['file'], fn)], {(f['file'], fn)}
-            for _depth in range(3):
-                nxt = []
-                for _path, name in frontier:
-                    for c in callers(files, name):
-                        if c in seen:
-                            continue
-                        seen.add(c)
-                        nxt.append(c)
-                        for s in stores:
-                            # a structure kept per file (pfns) is the
-                            # business of the function that stores it
-                            if (s['file'], s.get('function')) == c and \
-                               s.get('scope') != 'file':
-                                linked.setdefault(s['structure'], s)
-                frontier = nxt
-        structures = []
-        for name, s in sorted(linked.items()):
-            rs = struct_releases(name, s['file'])
-            structures.append({
-                'structure': name, 'store': '%s:%d' % (s['file'], s['line']),
-                'direct': name in direct,
-                'releases': ['%s:%d %s()' % (r['file'], r['line'], r['call'])
-                             for r in rs]})
-            for r in rs:
-                if rel_kind(r['call']) == 'put':
-                    why.append('its pages go into %s (%s:%d), released by '
-                               '%s() at %s:%d' % (name, s['file'], s['line'],
-                                                  r['call'], r['file'],
-                                                  r['line']))
-        if why:
-            cls = 'mismatched'
-        elif not esc and rels:
-            cls = 'matched'
-            why.append('released in %s() by %s' % (fn, ', '.join(
-                '%s() at line %d' % (r['call'], r['line']) for r in rels)))
-        else:
-            resolved = [s for s in structures if s['direct'] and
-                        s['releases']]
-            if esc and resolved and len(resolved) == len(
-                    [s for s in structures if s['direct']]):
-                cls = 'matched'
-                why.append('%s; followed into %s' % (esc, ', '.join(
-                    '%s (released at %s)' % (s['structure'],
-                                             ', '.join(s['releases']))
-                    for s in resolved)))
-            else:
-                fld = field_of(text, base) if esc else None
-                frel = field_releases(facts, f['file'], fld) if fld else []
-                fput = [r for r in frel if rel_kind(r['call']) == 'put']
-                if fput:
-                    cls = 'mismatched'
-                    why.append('%s; the field %s is released by %s() at '
-                               '%s:%d' % (esc, fld, fput[0]['call'],
-                                          fput[0]['file'], fput[0]['line']))
-                elif esc and any(r['function'] != fn for r in frel):
-                    cls = 'matched'
-                    why.append('%s; followed the field ->%s: released at %s'
-                               % (esc, fld, ', '.join(
-                                   '%s:%d %s() in %s()' % (
-                                       r['file'], r['line'], r['call'],
-                                       r['function']) for r in frel)))
-                    rels = frel
-                else:
-                    cls = 'unresolved'
-                    why.append(esc or 'no release of %s found in %s()'
-                               % (base or f.get('pages'), fn))
-        sites.append({
-            'key': key, 'file': f['file'], 'line': f['line'],
-            'function': fn, 'call': f['call'], 'pages': squash(f['pages']),
-            'flags': squash(f.get('flags', '')), 'class': cls,
-            'why': '; '.join(why), 'hash': text_hash(text) if text else '',
+
+def pin_site(known, f, key):
+    """The site of the pin fact f (a dict, as classify() returns them)."""
+    fn = f.get('function') or '?'
+    text = function_text(known.files.get(f['file'], []), f['line']) or ''
+    base = base_of(f.get('pages', ''))
+    mine = known.by_fn.get((f['file'], fn), [])
+    rels = [r for r in mine if r['kind'] == 'release' and
+            mentions(r.get('args', ''), base)]
+    why = misuses(f, mine, rels)
+    esc = escapes(text, base, fn) if text else \
+        'no function text around the call'
+    structures = []
+    for name, s in sorted(linked_structures(known, f, fn, base,
+                                            esc).items()):
+        rs = known.struct_releases(name, s['file'])
+        structures.append({
+            'structure': name, 'store': '%s:%d' % (s['file'], s['line']),
+            'direct': s['direct'],
             'releases': ['%s:%d %s()' % (r['file'], r['line'], r['call'])
-                         for r in rels],
-            'structures': structures})
-    # mismatches that are no pin site
-    for f in facts:
+                         for r in rs]})
+        for r in rs:
+            if rel_kind(r['call']) == 'put':
+                why.append('its pages go into %s (%s:%d), released by '
+                           '%s() at %s:%d' % (name, s['file'], s['line'],
+                                              r['call'], r['file'],
+                                              r['line']))
+    cls, more, rels = site_class(known, f, text, base, esc, rels,
+                                 structures, why)
+    return {
+        'key': key, 'file': f['file'], 'line': f['line'],
+        'function': fn, 'call': f['call'], 'pages': squash(f['pages']),
+        'flags': squash(f.get('flags', '')), 'class': cls,
+        'why': '; '.join(why + more),
+        'hash': text_hash(text) if text else '',
+        'releases': ['%s:%d %s()' % (r['file'], r['line'], r['call'])
+                     for r in rels],
+        'structures': structures}
+
+
+def misuses(f, mine, rels):
+    """What is wrong with the pin fact f on its own, given the facts of its
+    function (mine) and the releases of its pages there (rels): a put
+    release, a FOLL_GET, an unchecked count. [reason]"""
+    why = []
+    puts = [r for r in rels if rel_kind(r['call']) == 'put']
+    if puts:
+        why.append('released by %s() at %s:%d' % (
+            puts[0]['call'], puts[0]['file'], puts[0]['line']))
+    for x in mine:
+        if x['kind'] == 'flag' and x['line'] == f['line'] and \
+           x['call'] == f['call']:
+            why.append('%s passed to %s()%s' % (
+                x['flag'], x['call'],
+                ' through %s' % x['via'] if x.get('via') else ''))
+        if x['kind'] == 'errcount' and x['line'] == f['line']:
+            why.append('its return %s is passed unchecked as the count '
+                       'of %s() at %s:%s' % (x['count'], x['unpin'],
+                                             x['file'], x['release_line']))
+    return why
+
+
+def linked_structures(known, f, fn, base, esc):
+    """The structures the pages of the pin fact f go into: {name: its
+    store fact, with 'direct' True if stored in fn itself}. Stored in fn,
+    or, when the pages leave fn (esc), in a caller up to three calls up."""
+    linked = {}
+    for s in known.stores:
+        if (s['file'], s.get('function')) == (f['file'], fn) and \
+           (not s.get('pages') or mentions(s['pages'], base) or
+                base_of(s['pages']) == base):
+            linked.setdefault(s['structure'], dict(s, direct=True))
+    if not esc:
+        return linked
+    frontier, seen = [(f['file'], fn)], {(f['file'], fn)}
+    for _depth in range(3):
+        nxt = []
+        for _path, name in frontier:
+            for c in callers(known.files, name):
+                if c in seen:
+                    continue
+                seen.add(c)
+                nxt.append(c)
+                for s in known.stores:
+                    # a structure kept per file (pfns) is the business of
+                    # the function that stores it
+                    if (s['file'], s.get('function')) == c and \
+                       s.get('scope') != 'file':
+                        linked.setdefault(s['structure'],
+                                          dict(s, direct=False))
+        frontier = nxt
+    return linked
+
+
+def site_class(known, f, text, base, esc, rels, structures, why):
+    """The class of the pin fact f, whose misuses are why so far: (class,
+    the reasons to add to why, the releases to report). esc: why the
+    pages leave the function, or ''; rels: their releases there;
+    structures: those they go into."""
+    fn = f.get('function') or '?'
+    if why:
+        return 'mismatched', [], rels
+    if not esc and rels:
+        return 'matched', ['released in %s() by %s' % (fn, ', '.join(
+            '%s() at line %d' % (r['call'], r['line']) for r in rels))], rels
+    direct = [s for s in structures if s['direct']]
+    resolved = [s for s in direct if s['releases']]
+    if esc and resolved and len(resolved) == len(direct):
+        return 'matched', ['%s; followed into %s' % (esc, ', '.join(
+            '%s (released at %s)' % (s['structure'],
+                                     ', '.join(s['releases']))
+            for s in resolved))], rels
+    fld = field_of(text, base) if esc else None
+    frel = field_releases(known.all, f['file'], fld) if fld else []
+    fput = [r for r in frel if rel_kind(r['call']) == 'put']
+    if fput:
+        return 'mismatched', ['%s; the field %s is released by %s() at '
+                              '%s:%d' % (esc, fld, fput[0]['call'],
+                                         fput[0]['file'],
+                                         fput[0]['line'])], rels
+    if esc and any(r['function'] != fn for r in frel):
+        return 'matched', ['%s; followed the field ->%s: released at %s'
+                           % (esc, fld, ', '.join(
+                               '%s:%d %s() in %s()' % (
+                                   r['file'], r['line'], r['call'],
+                                   r['function']) for r in frel))], frel
+    return 'unresolved', [esc or 'no release of %s found in %s()'
+                          % (base or f.get('pages'), fn)], rels
+
+
+def other_mismatches(known):
+    """The mismatches that are no pin site: pages from the get family
+    released by an unpin, FOLL_PIN passed to the get family (but by mm/gup.c,
+    the pin API itself), a put release of a followed structure."""
+    extra = []
+    for f in known.all:
         if f['kind'] == 'get':
             base = base_of(f.get('pages', ''))
-            mine = by_fn.get((f['file'], f.get('function')), [])
+            mine = known.by_fn.get((f['file'], f.get('function')), [])
             # an array that a pin call of the same function fills too is
             # the pin site's business
             if any(x['kind'] == 'pin' and base_of(x.get('pages')) == base
@@ -371,4 +410,4 @@ def classify(facts, files):
                 function=f.get('function'), call=f['call'],
                 why='%s() releases a page of %s, whose pages are pinned'
                 % (f['call'], f['structure'])))
-    return sites, extra
+    return extra
