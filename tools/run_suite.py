@@ -297,12 +297,48 @@ def run(args, tree, results):
     exit status, the tree's line)."""
     t0 = time.monotonic()
     build_dir = tree.expand(args.build_dir)
+    clear_results(results)
+    state = tree_state(args, tree, build_dir)
+    src = tree.linux
+    if args.checkout:
+        src = prepare_tree.checkout(tree, tree.expand(args.checkout))
+    if args.build:
+        build_kernel(args, tree, src, build_dir, results)
+    t_build = time.monotonic() - t0
+
+    if args.disk is None:
+        args.disk, args.disk_seconds = mkdisk.disk_for_run()
+        os.environ[mkdisk.DISK_ENV] = args.disk
+    t1 = time.monotonic()
+    rc = exec_kernel(args, tree, src, build_dir, results)
+    t_run = time.monotonic() - t1
+    console = save_console(args, build_dir, results)
+    write_meta(args, tree, state, results, rc, t_build, t_run)
+    counts, status, summary = report(args, tree, results, console)
+    if status == 0 and rc != 0:
+        print('%s: %s: kunit.py exited %s although every case passed'
+              % (TOOL, tree.name, rc), file=sys.stderr)
+        status = 1
+    line = ('%s (kernel %s, %s %s, build %.0fs, QEMU run %.1fs, results in '
+            '%s)' % (summary, state['kernelversion'], state['package'],
+                     state['version'], t_build, t_run, display(results)))
+    return counts, 1 if status else 0, line
+
+
+def clear_results(results):
+    """Make sure the results directory is writable and holds no result of
+    an earlier run."""
     check_results_dir(results)
     for name in RESULT_FILES:
         try:
             os.unlink(os.path.join(results, name))
         except FileNotFoundError:
             pass
+
+
+def tree_state(args, tree, build_dir):
+    """Prepare the tree (or, with --no-prepare or --no-build, check that it
+    was) and return its prepare_tree state."""
     if not args.build:
         state = load_state(tree)
         if not state or not os.path.exists(os.path.join(
@@ -318,36 +354,43 @@ def run(args, tree, results):
             raise ToolError('%s is not prepared; run tools/prepare_tree.py '
                             '--tree %s first (--no-prepare)'
                             % (display(tree.linux), tree.name))
+    return state
 
-    src = tree.linux
-    if args.checkout:
-        src = prepare_tree.checkout(tree, tree.expand(args.checkout))
+
+def build_kernel(args, tree, src, build_dir, results):
+    """kunit.py build from src into build_dir, logged to the results'
+    build.log; a build that fails or times out is a ToolError."""
     build_log = os.path.join(results, 'build.log')
-    if args.build:
-        print('%s: %s: building%s (kunit.py build, log %s)'
-              % (TOOL, tree.name, ' from ' + display(src)
-                 if args.checkout else '', display(build_log)), flush=True)
-        rc, out = run_logged(kunit_cmd('build', args, tree, build_dir),
-                             src, build_log, args.build_timeout)
-    else:
-        rc, out = 0, ''
-    t_build = time.monotonic() - t0
+    print('%s: %s: building%s (kunit.py build, log %s)'
+          % (TOOL, tree.name, ' from ' + display(src)
+             if args.checkout else '', display(build_log)), flush=True)
+    rc, out = run_logged(kunit_cmd('build', args, tree, build_dir),
+                         src, build_log, args.build_timeout)
     if rc != 0:
-        errs = [ln for ln in out.splitlines() if 'error' in ln.lower()]
-        full = [ln for ln in out.splitlines()
-                if 'No space left on device' in ln]
-        last = out.strip().splitlines()[-1:]
-        why = 'timed out' if rc is None else (errs[0].strip() if errs else
-                                              (last[0] if last else
-                                               'exit %d' % rc))
-        if rc is not None and full:
-            why = 'disk full in %s (%s)' % (build_dir, full[0].strip())
         raise ToolError('kernel build failed: %s (see %s)'
-                        % (why, display(build_log)))
+                        % (build_failure(rc, out, build_dir),
+                           display(build_log)))
 
-    if args.disk is None:
-        args.disk, args.disk_seconds = mkdisk.disk_for_run()
-        os.environ[mkdisk.DISK_ENV] = args.disk
+
+def build_failure(rc, out, build_dir):
+    """Why a build failed, in a few words, from its exit status rc (None:
+    timed out) and its output."""
+    errs = [ln for ln in out.splitlines() if 'error' in ln.lower()]
+    full = [ln for ln in out.splitlines()
+            if 'No space left on device' in ln]
+    last = out.strip().splitlines()[-1:]
+    why = 'timed out' if rc is None else (errs[0].strip() if errs else
+                                          (last[0] if last else
+                                           'exit %d' % rc))
+    if rc is not None and full:
+        why = 'disk full in %s (%s)' % (build_dir, full[0].strip())
+    return why
+
+
+def exec_kernel(args, tree, src, build_dir, results):
+    """kunit.py exec of the kernel built in build_dir, output to the
+    results' kunit.out; print kunit.py's summary and say if QEMU hung.
+    Return kunit.py's exit status (None if it did not finish)."""
     cmd = kunit_cmd('exec', args, tree, build_dir)
     cmd += ['--timeout=%d' % args.timeout,
             '--json=' + os.path.join(results, 'kunit.json')]
@@ -359,9 +402,7 @@ def run(args, tree, results):
     exec_log = os.path.join(results, 'kunit.out')
     print('%s: %s: running in QEMU: %s' % (TOOL, tree.name, args.filter),
           flush=True)
-    t1 = time.monotonic()
     rc, out = run_logged(cmd, src, exec_log, args.timeout + 120)
-    t_run = time.monotonic() - t1
     for ln in summary_lines(out):
         print(ln)
     if 'timed out after' in out:
@@ -372,16 +413,26 @@ def run(args, tree, results):
     if rc is None:
         print('%s: %s: kunit.py did not finish within %ds; QEMU killed'
               % (TOOL, tree.name, args.timeout + 120), file=sys.stderr)
+    return rc
 
+
+def save_console(args, build_dir, results):
+    """Copy the QEMU console to the results' kunit.log (empty if there is
+    none) and return its path."""
     console = os.path.join(results, 'kunit.log')
     test_log = os.path.join(build_dir, 'test.log')
     if args.run_isolated:
-        shutil.copyfile(exec_log, console)
+        shutil.copyfile(os.path.join(results, 'kunit.out'), console)
     elif os.path.exists(test_log):
         shutil.copyfile(test_log, console)
     else:
         open(console, 'w').close()
+    return console
 
+
+def write_meta(args, tree, state, results, rc, t_build, t_run):
+    """The results' meta.json: what was run, on what, and how long it
+    took."""
     meta = {'tree': tree.name, 'package': state['package'],
             'package_version': state['version'],
             'kernelversion': state['kernelversion'],
@@ -396,34 +447,31 @@ def run(args, tree, results):
     with open(os.path.join(results, 'meta.json'), 'w') as f:
         json.dump(meta, f, indent=1, sort_keys=True)
 
+
+def report(args, tree, results, console):
+    """tools/ktap_report.py on the console: write the results' KTAP, JUnit
+    and summary.json and print its lines. Return ((passed, failed,
+    skipped), its exit status, its summary line)."""
     suites_file = os.path.join(results, 'expected-suites')
     with open(suites_file, 'w') as f:
         f.write('\n'.join(expected_suites(args.filter, tree.name)) + '\n')
-    report = [sys.executable, os.path.join(os.path.dirname(
-              os.path.abspath(__file__)), 'ktap_report.py'),
-              console, '--ktap', os.path.join(results, 'kunit.ktap'),
-              '--junit', os.path.join(results, 'junit.xml'),
-              '--expect-suites', suites_file,
-              '--summary-json', os.path.join(results, 'summary.json'),
-              '--expect-splats', SPLATS]
+    cmd = [sys.executable, os.path.join(os.path.dirname(
+           os.path.abspath(__file__)), 'ktap_report.py'),
+           console, '--ktap', os.path.join(results, 'kunit.ktap'),
+           '--junit', os.path.join(results, 'junit.xml'),
+           '--expect-suites', suites_file,
+           '--summary-json', os.path.join(results, 'summary.json'),
+           '--expect-splats', SPLATS]
     if tree.expected_splats:
-        report += ['--expect-splats', tree.expected_splats]
-    rep = subprocess.run(report, text=True, stdout=subprocess.PIPE,
+        cmd += ['--expect-splats', tree.expected_splats]
+    rep = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT)
     lines = rep.stdout.rstrip('\n').splitlines()
     summary = lines.pop() if lines else '0 passed, 1 failed, 0 skipped'
     for ln in lines:
         print(ln)
     counts = ktap_report.parse_counts(summary) or (0, 1, 0)
-    status = rep.returncode
-    if status == 0 and rc != 0:
-        print('%s: %s: kunit.py exited %s although every case passed'
-              % (TOOL, tree.name, rc), file=sys.stderr)
-        status = 1
-    line = ('%s (kernel %s, %s %s, build %.0fs, QEMU run %.1fs, results in '
-            '%s)' % (summary, state['kernelversion'], state['package'],
-                     state['version'], t_build, t_run, display(results)))
-    return counts, 1 if status else 0, line
+    return counts, rep.returncode, summary
 
 
 if __name__ == '__main__':
