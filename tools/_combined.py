@@ -51,7 +51,10 @@ def parse_counts(line: str) -> tuple[int, int, int] | None:
     """(passed, failed, skipped) of an 'N passed, N failed, N skipped'
     line, or None."""
     match = COUNTS_RE.match(line.strip())
-    return tuple(int(g) for g in match.groups()) if match else None
+    if not match:
+        return None
+    passed, failed, skipped = (int(g) for g in match.groups())
+    return passed, failed, skipped
 
 
 def remove_combined(out_dir: str) -> None:

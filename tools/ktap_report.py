@@ -167,7 +167,7 @@ class Leaf:
 
     suite: str
     name: str
-    status: str
+    status: str | None
     message: str
     file: str | None
     line: int | None
@@ -189,7 +189,7 @@ class Counts:
         counts = cls()
         for leaf in leaves:
             attr = {PASSED: 'passed', FAILED: 'failures',
-                    SKIPPED: 'skipped'}.get(leaf.status, 'errors')
+                    SKIPPED: 'skipped'}.get(leaf.status or '', 'errors')
             setattr(counts, attr, getattr(counts, attr) + leaf.count)
         return counts
 
@@ -363,6 +363,7 @@ class _Parser:
     def _add_not_run(self, node: Node, level: int, note: str) -> None:
         if not _has_room(node, True):
             return
+        assert node.planned is not None  # _has_room(node, True)
         first = len(node.children) + 1
         count = node.planned - len(node.children)
         scope = 'earlier' if level == 0 else 'earlier in the suite'

@@ -92,8 +92,8 @@ def repeat(args: argparse.Namespace, tree: Tree, results: str
     if base is None:
         return None, 0
     runs = [{'label': 'run-00', 'exit': rc, 'differs': []}]
-    todo = [('run-%02d' % i, args.filter, None)
-            for i in range(1, args.runs + 1)]
+    todo: list[tuple[str, str, str | None]] = [
+        ('run-%02d' % i, args.filter, None) for i in range(1, args.runs + 1)]
     if args.isolated:
         units = sorted({key.split('/')[0] if args.isolated == 'test'
                         else key.split('.')[0] for key in base})
