@@ -1,12 +1,14 @@
 """The steps of `make check` (tools/check.py) that read the project and
-its trees without booting a kernel: the tools' own unittest suite, the
-series as git am applies it, checkpatch and kernel-doc, the W=1 compile
+its trees without booting a kernel: the tools' own unittest suite, mypy
+on the tools, the series as git am applies it, checkpatch and kernel-doc, the W=1 compile
 and the coverage matrix.
 
 Each step adds its tests to check.py's tally t with t.add(step, name, ok,
 why) and prints a line that names its tree.
 """
 import fnmatch
+import glob
+import importlib.util
 import io
 import os
 import re
@@ -18,7 +20,13 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prepare_tree  # noqa: E402
-from _common import ROOT, display, kernel_sources, run  # noqa: E402
+from _common import (BUILD, ROOT, ToolError, display,  # noqa: E402
+                     kernel_sources, run)
+
+# Debian's python3-mypy installs mypy for /usr/bin/python3, which need
+# not be the python3 that runs the tools.
+DEBIAN_PYTHON = '/usr/bin/python3'
+MYPY_ERROR = re.compile(r'^(?P<path>[^:\s]+\.py):\d+: error: ')
 
 
 def step_tools(t, start=None, top=ROOT):
@@ -68,6 +76,47 @@ def env_changes(before, after, skip=()):
         out.append('%s %s' % (k, 'added' if k not in before else
                               'removed' if k not in after else 'changed'))
     return ', '.join(out)
+
+
+def mypy_python():
+    """A python that can run mypy: this one, else Debian's."""
+    if importlib.util.find_spec('mypy') is not None:
+        return sys.executable
+    return DEBIAN_PYTHON
+
+
+def step_mypy(t, files=None, cache=None):
+    """mypy on the tools (tools/*.py, or @files), as kunit.py's
+    run_checks.py runs it on kunit.py: one test per file, failed by an
+    error mypy reports in it; one failed test if mypy cannot run. Its
+    cache goes to build/mypy-cache (or @cache), never into tools/."""
+    files = files or sorted(glob.glob(os.path.join(ROOT, 'tools', '*.py')))
+    cache = cache or os.path.join(BUILD, 'mypy-cache')
+    cmd = [mypy_python(), '-m', 'mypy', '--ignore-missing-imports',
+           '--no-error-summary', '--cache-dir=' + cache] + files
+    try:
+        proc = run(cmd, cwd=ROOT, check=False)
+    except ToolError as e:
+        t.add('mypy', 'run', False, '%s (run tools/deps: python3-mypy)' % e)
+        return
+    errors = {}
+    for line in proc.stdout.splitlines():
+        m = MYPY_ERROR.match(line)
+        if m:
+            errors.setdefault(os.path.abspath(os.path.join(
+                ROOT, m.group('path'))), []).append(line)
+    if proc.returncode not in (0, 1) or (proc.returncode and not errors):
+        out = proc.stdout.strip().splitlines()
+        t.add('mypy', 'run', False, '%s (exit %d; run tools/deps: '
+              'python3-mypy)' % (out[-1] if out else 'no output',
+                                 proc.returncode))
+        return
+    for path in files:
+        bad = errors.get(os.path.abspath(path), [])
+        t.add('mypy', display(path), not bad,
+              '%s (%d errors)' % (bad[0], len(bad)) if bad else '')
+    print('mypy: %d files, %d errors' % (
+        len(files), sum(len(e) for e in errors.values())))
 
 
 def step_apply(t, tree, state, patches):

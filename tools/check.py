@@ -2,9 +2,13 @@
 """The project's test command (`make check`; .ci/run runs it).
 
 Steps, each counted as tests in the closing line, in this order but for
-debug (see there). `tools` runs once; the others run for each tree (--tree, repeatable; default every tree of
-kunit/trees, in order), and every line they print names the tree:
+debug (see there). `tools` and `mypy` run once; the others run for each
+tree (--tree, repeatable; default every tree of kunit/trees, in order),
+and every line they print names the tree:
   tools     the tools' own unittest suite (tools/tests)
+  mypy      python3 -m mypy --ignore-missing-imports on tools/*.py, as
+            kunit.py's run_checks.py checks kunit.py (one test per file;
+            its cache in build/mypy-cache)
   apply     patches/TREE/ applies as git am applies it to the pristine
             tree (git mailinfo, then git apply --cached on an index of the
             base: no checkout), one test per patch, and one that the result
@@ -84,7 +88,7 @@ from _common import (RESULTS, BuildLock, ToolError,  # noqa: E402
                      selected_trees)
 
 TOOL = 'check'
-STEPS = ['tools', 'apply', 'checkpatch', 'kunit', 'reviewer', 'w1', 'matrix',
+STEPS = ['tools', 'mypy', 'apply', 'checkpatch', 'kunit', 'reviewer', 'w1', 'matrix',
          'mutants', 'genmut', 'debug', 'coverage', 'audit']
 
 
@@ -184,6 +188,10 @@ def main():
                 t1 = time.monotonic()
                 static.step_tools(t)
                 step_time(None, 'tools', t1)
+            if 'mypy' not in args.skip:
+                t1 = time.monotonic()
+                static.step_mypy(t)
+                step_time(None, 'mypy', t1)
             for tree in trees:
                 error = check_tree(t, tree, args)
                 if error is not None:

@@ -4,6 +4,7 @@
 import contextlib
 import io
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -67,6 +68,50 @@ class StepToolsEnvironment(unittest.TestCase):
         self.assertEqual((t.passed, t.failed, t.failures), (1, 0, []))
         self.assertEqual(held, 'inherit')
         self.assertEqual(os.environ.get('GPK_AUDIT_PLANTED'), planted)
+
+
+TYPED = 'def half(n: int) -> int:\n    return n // 2\n'
+MISTYPED = 'def half(n: int) -> int:\n    return str(n)\n'
+
+
+def have_mypy():
+    try:
+        return subprocess.run([static.mypy_python(), '-m', 'mypy',
+                               '--version'], capture_output=True,
+                              timeout=60).returncode == 0
+    except OSError:
+        return False
+
+
+@unittest.skipUnless(have_mypy(), 'mypy is not installed (python3-mypy)')
+class StepMypy(unittest.TestCase):
+    def run_step(self, body):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, 'gpk_typed.py')
+            path.write_text(body)
+            t = check.Tally()
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                static.step_mypy(t, files=[str(path)],
+                                 cache=str(Path(tmp, 'cache')))
+        return t, out.getvalue()
+
+    def test_a_type_error_fails_its_file(self):
+        t, out = self.run_step(MISTYPED)
+        self.assertEqual((t.passed, t.failed), (0, 1), t.failures)
+        self.assertIn('Incompatible return value type', t.failures[0])
+        self.assertIn('mypy: 1 files, 1 errors', out)
+
+    def test_a_typed_file_passes(self):
+        t, out = self.run_step(TYPED)
+        self.assertEqual((t.passed, t.failed, t.failures), (1, 0, []))
+
+    def test_a_mypy_that_cannot_run_fails_the_step(self):
+        with mock.patch.object(static, 'mypy_python',
+                               lambda: sys.executable + '-missing'):
+            t, out = self.run_step(TYPED)
+        self.assertEqual((t.passed, t.failed), (0, 1))
+        self.assertTrue(t.failures[0].startswith('mypy: run: '),
+                        t.failures)
 
 
 PATCH = 'Subject: s\nModels: m\n\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n'

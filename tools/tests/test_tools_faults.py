@@ -128,7 +128,8 @@ class DepsFaults(FaultCase):
     def test_list_has_a_package_per_tree(self):
         out = self.assertGood(self.deps(1000, '--list')).split()
         self.assertEqual(out[:2], ['linux-source-6.1', 'linux-source-6.12'])
-        for pkg in ('e2fsprogs', 'coccinelle', 'qemu-system-x86', 'lcov'):
+        for pkg in ('e2fsprogs', 'coccinelle', 'qemu-system-x86', 'lcov',
+                    'python3-mypy'):
             self.assertIn(pkg, out)
         self.assertNotIn('linux-source', out)
         write_trees(self.kunit, [('6.1', 'linux-source-6.1')])
@@ -739,8 +740,8 @@ class CheckTrees(FakeTreeCase):
                         GPK_SRC_DIR=self.src_dir, GPK_PATCHES=self.patches,
                         GPK_KUNIT=self.kunit)
         skip = []
-        for step in ('tools', 'kunit', 'reviewer', 'w1', 'matrix', 'debug',
-                     'coverage', 'audit'):
+        for step in ('tools', 'mypy', 'kunit', 'reviewer', 'w1', 'matrix',
+                     'debug', 'coverage', 'audit'):
             skip += ['--skip', step]
         return run_tool([sys.executable, TOOLS / 'check.py'] + skip +
                         list(args), env, timeout=120)
