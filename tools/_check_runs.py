@@ -7,6 +7,7 @@ Each step adds its tests to check.py's tally t: one per case or mutant
 from the tool's last line 'N passed, N failed, N skipped', or with
 t.add(step, name, ok, why).
 """
+import argparse
 import hashlib
 import os
 import re
@@ -18,13 +19,14 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (KUNIT, KUNITCONFIG, ROOT, ToolError,  # noqa: E402
+from _check_static import Tally  # noqa: E402
+from _common import (KUNIT, KUNITCONFIG, ROOT, ToolError, Tree,  # noqa: E402
                      display, kernel_sources, read_names, run)
 
 COUNTS_RE = re.compile(r'(\d+) passed, (\d+) failed, (\d+) skipped$')
 
 
-def mutants_key(tree, state, paths):
+def mutants_key(tree: Tree, state: dict, paths: list[str]) -> str:
     """Hash of everything that can change a mutant's verdict on a tree;
     paths: the mutants (or what makes them) and their other inputs."""
     h = hashlib.sha256(('%s\0%s' % (tree.name, state['head'])).encode())
@@ -48,7 +50,7 @@ def mutants_key(tree, state, paths):
 MUTATION_ENGINE = ('_mutation.py', '_schemata.py', '_cscan.py')
 
 
-def step_mutants(t, tree, state):
+def step_mutants(t: Tally, tree: Tree, state: dict) -> None:
     """Run the CI subset of the tree's mutants; each mutant is a test.
 
     The verdict is cached (build/TREE/mutants-ci.cache) under a hash of
@@ -91,7 +93,7 @@ def step_mutants(t, tree, state):
                       'CI subset of %d' % len(names))
 
 
-def step_genmut(t, tree, state):
+def step_genmut(t: Tally, tree: Tree, state: dict) -> None:
     """Run the CI sample of the tree's generated mutants (tools/genmut.py
     run --sample); each mutant is a test. Cached like step_mutants(),
     under the generator, the pin core and the equivalents file too. A
@@ -114,7 +116,9 @@ def step_genmut(t, tree, state):
                       'CI sample of %d' % genmut.SAMPLE_COUNT)
 
 
-def cached_mutant_run(t, step, tree, key, cache_name, cmd, tool, what):
+def cached_mutant_run(t: Tally, step: str, tree: Tree, key: str,
+                      cache_name: str, cmd: list[str], tool: str,
+                      what: str) -> None:
     """Run a mutant tool (mutate.py, genmut.py) whose last line is
     'N passed, N failed, N skipped' and add its counts, unless the verdict
     is cached in build/TREE/<cache_name> under key (a clean earlier run
@@ -162,7 +166,7 @@ def cached_mutant_run(t, step, tree, key, cache_name, cmd, tool, what):
             f.write('%s\n%s\n' % (key, lines[-1]))
 
 
-def run_counted(t, step, what, cmd):
+def run_counted(t: Tally, step: str, what: str, cmd: list[str]) -> None:
     """Run a tool whose last line is 'N passed, N failed, N skipped' and
     add its counts (add_counted())."""
     proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
@@ -170,7 +174,8 @@ def run_counted(t, step, what, cmd):
     add_counted(t, step, what, proc.returncode, proc.stdout)
 
 
-def add_counted(t, step, what, returncode, output):
+def add_counted(t: Tally, step: str, what: str, returncode: int,
+                output: str) -> None:
     """Print the output of a tool whose last line is 'N passed, N failed,
     N skipped' and add its counts; a tool that does not report them, or
     exits non-zero with nothing failed, is one failure of its own."""
@@ -194,7 +199,7 @@ def add_counted(t, step, what, returncode, output):
     print('%s: %s' % (step, lines[-1]))
 
 
-def step_kunit(t, tree, args):
+def step_kunit(t: Tally, tree: Tree, args: argparse.Namespace) -> None:
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
            '--tree', tree.name]
     if args.filter:
@@ -203,7 +208,7 @@ def step_kunit(t, tree, args):
                 cmd)
 
 
-def step_reviewer(t, tree):
+def step_reviewer(t: Tally, tree: Tree) -> None:
     """The reviewer's two outcomes on the make test kernel: a bare boot
     (results/TREE/bare/), and make test's own skips."""
     import json
@@ -259,7 +264,7 @@ class Background:
                                      stdin=subprocess.DEVNULL,
                                      start_new_session=True)
 
-    def finish(self):
+    def finish(self) -> tuple[int, str, float]:
         """Wait for it; return (exit status, output, seconds it ran)."""
         rc = self.proc.wait()
         self.log.seek(0)
@@ -267,7 +272,7 @@ class Background:
         self.log.close()
         return rc, out, time.monotonic() - self.t0
 
-    def stop(self):
+    def stop(self) -> None:
         """Kill it and what it started, if it still runs."""
         if self.proc.poll() is not None:
             return
@@ -283,7 +288,7 @@ class Background:
         self.log.close()
 
 
-def start_debug(tree, args):
+def start_debug(tree: Tree, args: argparse.Namespace) -> Background:
     """make test-debug TREE=TREE in the background: the debug kernel
     builds from its own checkout of the tree (make test-debug's
     --checkout) while the mutant steps change build/TREE/linux; the tree
@@ -295,7 +300,7 @@ def start_debug(tree, args):
     return Background(cmd)
 
 
-def step_debug(t, tree, job):
+def step_debug(t: Tally, tree: Tree, job: Background) -> None:
     """The debug kernel's results: the suites on the KASAN/lockdep/
     kmemleak kernel that start_debug() started."""
     rc, out, seconds = job.finish()
@@ -305,7 +310,7 @@ def step_debug(t, tree, job):
           % (tree.name, seconds))
 
 
-def step_coverage(t, tree):
+def step_coverage(t: Tally, tree: Tree) -> None:
     """make coverage: gcov of the pin core. Its per-function goal counts
     are information (a documented miss passes the step); the step fails
     on an undocumented miss or a tool error (non-zero exit)."""
@@ -328,7 +333,7 @@ def step_coverage(t, tree):
                             proc.returncode))
 
 
-def step_audit(t, tree):
+def step_audit(t: Tally, tree: Tree) -> None:
     """tools/audit.py: the planted mutants (one test each), then the
     whole tree (one test)."""
     step = 'audit ' + tree.name

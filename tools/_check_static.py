@@ -17,10 +17,11 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from collections.abc import Iterable, Mapping
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prepare_tree  # noqa: E402
-from _common import (BUILD, ROOT, ToolError, display,  # noqa: E402
+from _common import (BUILD, ROOT, ToolError, Tree, display,  # noqa: E402
                      kernel_sources, run)
 
 # Debian's python3-mypy installs mypy for /usr/bin/python3, which need
@@ -29,7 +30,31 @@ DEBIAN_PYTHON = '/usr/bin/python3'
 MYPY_ERROR = re.compile(r'^(?P<path>[^:\s]+\.py):\d+: error: ')
 
 
-def step_tools(t, start=None, top=ROOT):
+class Tally:
+    """The tests of make check: counts, and the failures to list last."""
+
+    def __init__(self) -> None:
+        self.passed = self.failed = self.skipped = 0
+        self.failures: list[str] = []
+
+    def add(self, step: str, name: str, ok: bool | None,
+            why: str = '') -> None:
+        if ok is None:
+            self.skipped += 1
+            print('  SKIP %s: %s %s' % (step, name, why))
+        elif ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            self.failures.append('%s: %s: %s' % (step, name, why))
+            print('  FAIL %s: %s: %s' % (step, name, why), flush=True)
+
+    def line(self) -> str:
+        return '%d passed, %d failed, %d skipped' % (
+            self.passed, self.failed, self.skipped)
+
+
+def step_tools(t: Tally, start: str | None = None, top: str = ROOT) -> None:
     """Run the tools' own unittest suite in-process.
 
     The suite runs inside this process, under this process's build/.lock
@@ -67,7 +92,8 @@ def step_tools(t, start=None, top=ROOT):
           % (res.testsRun, n_bad, len(res.skipped)))
 
 
-def env_changes(before, after, skip=()):
+def env_changes(before: Mapping[str, str], after: Mapping[str, str],
+                skip: Iterable[str] = ()) -> str:
     """'NAME removed, NAME changed, NAME added' for what differs, or ''."""
     out = []
     for k in sorted(set(before) | set(after)):
@@ -78,14 +104,15 @@ def env_changes(before, after, skip=()):
     return ', '.join(out)
 
 
-def mypy_python():
+def mypy_python() -> str:
     """A python that can run mypy: this one, else Debian's."""
     if importlib.util.find_spec('mypy') is not None:
         return sys.executable
     return DEBIAN_PYTHON
 
 
-def step_mypy(t, files=None, cache=None):
+def step_mypy(t: Tally, files: list[str] | None = None,
+              cache: str | None = None) -> None:
     """mypy on the tools (tools/*.py, or @files), as kunit.py's
     run_checks.py runs it on kunit.py: one test per file, failed by an
     error mypy reports in it; one failed test if mypy cannot run. Its
@@ -99,7 +126,7 @@ def step_mypy(t, files=None, cache=None):
     except ToolError as e:
         t.add('mypy', 'run', False, '%s (run tools/deps: python3-mypy)' % e)
         return
-    errors = {}
+    errors: dict[str, list[str]] = {}
     for line in proc.stdout.splitlines():
         m = MYPY_ERROR.match(line)
         if m:
@@ -119,7 +146,8 @@ def step_mypy(t, files=None, cache=None):
         len(files), sum(len(e) for e in errors.values())))
 
 
-def step_apply(t, tree, state, patches):
+def step_apply(t: Tally, tree: Tree, state: dict,
+               patches: list[str]) -> None:
     """git am's check of patches/TREE/ without a checkout: each patch is
     read as git am reads it (git mailinfo: a subject and an author) and
     applied, in order, with git apply --cached (git am's apply, on the
@@ -175,10 +203,10 @@ def step_apply(t, tree, state, patches):
                          state['version']))
 
 
-def exceptions():
+def exceptions() -> dict[str, set[str]]:
     """Files exempted from checkpatch, from docs/checkpatch-exceptions.md."""
     path = os.path.join(ROOT, 'docs', 'checkpatch-exceptions.md')
-    out = {}
+    out: dict[str, set[str]] = {}
     if os.path.exists(path):
         for line in open(path):
             m = re.match(r'\|\s*`([^`]+)`\s*\|\s*`([A-Z_]+)`\s*\|', line)
@@ -187,7 +215,7 @@ def exceptions():
     return out
 
 
-def kernel_doc_warnings(tree, path):
+def kernel_doc_warnings(tree: Tree, path: str) -> list[str]:
     """The warnings of the tree's scripts/kernel-doc on a kernel source:
     every kernel-doc comment must describe what it documents."""
     proc = run(['perl', os.path.join(tree.linux, 'scripts', 'kernel-doc'),
@@ -196,7 +224,7 @@ def kernel_doc_warnings(tree, path):
             'error:' in ln]
 
 
-def step_checkpatch(t, tree, patches):
+def step_checkpatch(t: Tally, tree: Tree, patches: list[str]) -> None:
     step = 'checkpatch ' + tree.name
     exc = exceptions()
     cp = [os.path.join(tree.linux, 'scripts', 'checkpatch.pl'), '--strict',
@@ -225,11 +253,12 @@ def step_checkpatch(t, tree, patches):
     print('%s: %d files' % (step, len(files)))
 
 
-def added_lines(tree, state):
+def added_lines(tree: Tree, state: dict) -> dict[str, set[int]]:
     """Map tree path -> set of line numbers that the series adds."""
     diff = run(['git', '-C', tree.linux, 'diff', '-U0', state['base'],
                 state['head']]).stdout
-    out, cur = {}, None
+    out: dict[str, set[int]] = {}
+    cur = None
     for line in diff.splitlines():
         if line.startswith('+++ '):
             cur = line[6:] if line.startswith('+++ b/') else None
@@ -240,7 +269,7 @@ def added_lines(tree, state):
     return out
 
 
-def own_objects(tree, sources):
+def own_objects(tree: Tree, sources: Iterable[str]) -> list[str]:
     """Objects of kernel sources that are compiled on their own: a .c file
     whose NAME.o its directory's Makefile names (the series', or the
     harness commit's obj- lines); the others are #included."""
@@ -263,12 +292,13 @@ W1_CC_RE = re.compile(r'^\s+CC\s+(\S+)\.s$')
 W1_WARNING_RE = re.compile(r'^(\S+?\.[ch]):(\d+):\d+: warning:')
 
 
-def w1_output_by_object(output):
+def w1_output_by_object(output: str) -> dict[str, list[str]]:
     """{object: [lines]} of the output of one make -Otarget of .s
     targets: kbuild's '  CC      dir/name.s' line starts the lines of
     dir/name.o (with --output-sync, a target's lines come together);
     lines before the first one (kbuild's prepare) belong to none."""
-    out, cur = {}, None
+    out: dict[str, list[str]] = {}
+    cur = None
     for ln in output.splitlines():
         m = W1_CC_RE.match(ln)
         if m:
@@ -279,7 +309,8 @@ def w1_output_by_object(output):
     return out
 
 
-def w1_new_warnings(lines, linux, kunit_files, added):
+def w1_new_warnings(lines: list[str], linux: str, kunit_files: set[str],
+                    added: dict[str, set[int]]) -> list[str]:
     """The warnings among lines that are the project's: on a line that the
     series adds, or anywhere in a kernel source of kunit/. A path is as
     the compiler prints it: absolute, or relative to the tree."""
@@ -296,7 +327,7 @@ def w1_new_warnings(lines, linux, kunit_files, added):
     return out
 
 
-def step_w1(t, tree, state):
+def step_w1(t: Tally, tree: Tree, state: dict) -> None:
     """W=1 of the objects the series and the kernel sources touch,
     compiled to assembly (NAME.s) in the kunit build directory, in one
     make: the compiler's warnings are those of the object, and NAME.o,
@@ -338,7 +369,7 @@ def step_w1(t, tree, state):
     print('%s: %d objects compiled with W=1' % (step, len(objs)))
 
 
-def step_matrix(t, tree):
+def step_matrix(t: Tally, tree: Tree) -> None:
     step = 'matrix ' + tree.name
     path = os.path.join(ROOT, 'tools', 'coverage_matrix.py')
     proc = run([sys.executable, path, '--tree', tree.name], check=False)

@@ -19,6 +19,7 @@ import re
 import signal
 import subprocess
 import sys
+from typing import NoReturn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get('GPK_BUILD', os.path.join(ROOT, 'build'))
@@ -53,7 +54,7 @@ class UnknownTree(ToolError):
     status = 2
 
 
-def die(tool, msg, status=1):
+def die(tool: str, msg: str, status: int = 1) -> NoReturn:
     """Print one line 'tool: msg' on stderr and exit."""
     print('%s: %s' % (tool, msg), file=sys.stderr)
     sys.exit(status)

@@ -86,7 +86,7 @@ class Documented:
             raise TestEnvError('the documented run has no --kernel_args= '
                                'or no --qemu_args=')
 
-    def qemu_args_with_disk(self, image):
+    def qemu_args_with_disk(self, image: str) -> list[str]:
         """qemu_args with the documented image replaced by @image, or
         without the -drive that attaches it if @image is empty."""
         out, skip = [], False
@@ -106,13 +106,13 @@ class Documented:
             out.append(arg)
         return out
 
-    def arguments(self):
+    def arguments(self) -> set[str]:
         """Every --kernel_args word and --qemu_args word, for checking
         that a skip reason names only what the documented run has."""
         return set(self.kernel_args) | set(self.qemu_args)
 
 
-def read_documented(tree_dir):
+def read_documented(tree_dir: str) -> 'Documented':
     """The Documented run of the .kunitconfig in a kernel tree."""
     path = os.path.join(tree_dir, KUNITCONFIG)
     try:
@@ -128,9 +128,9 @@ def read_documented(tree_dir):
 SKIP_ARG_RE = re.compile(r"pass --(kernel_args|qemu_args)=(?:'([^']*)'|(\S+))")
 
 
-def skip_arguments(reason):
+def skip_arguments(reason: str) -> list[tuple[str, list[str]]]:
     """[(kind, words)] of what a skip reason says to pass."""
-    out = []
+    out: list[tuple[str, list[str]]] = []
     for m in SKIP_ARG_RE.finditer(reason):
         value = m.group(2) if m.group(2) is not None else m.group(3)
         out.append((m.group(1), value.split() if m.group(1) ==

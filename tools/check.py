@@ -83,7 +83,8 @@ import ktap_report  # noqa: E402
 import prepare_tree  # noqa: E402
 import _check_runs as runs  # noqa: E402
 import _check_static as static  # noqa: E402
-from _common import (RESULTS, BuildLock, ToolError,  # noqa: E402
+from _check_static import Tally  # noqa: E402
+from _common import (RESULTS, BuildLock, ToolError, Tree,  # noqa: E402
                      add_tree_argument, interrupt_on_sigterm,
                      selected_trees)
 
@@ -92,28 +93,8 @@ STEPS = ['tools', 'mypy', 'apply', 'checkpatch', 'kunit', 'reviewer', 'w1', 'mat
          'mutants', 'genmut', 'debug', 'coverage', 'audit']
 
 
-class Tally:
-    def __init__(self):
-        self.passed = self.failed = self.skipped = 0
-        self.failures = []
-
-    def add(self, step, name, ok, why=''):
-        if ok is None:
-            self.skipped += 1
-            print('  SKIP %s: %s %s' % (step, name, why))
-        elif ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            self.failures.append('%s: %s: %s' % (step, name, why))
-            print('  FAIL %s: %s: %s' % (step, name, why), flush=True)
-
-    def line(self):
-        return '%d passed, %d failed, %d skipped' % (
-            self.passed, self.failed, self.skipped)
-
-
-def check_tree(t, tree, args):
+def check_tree(t: Tally, tree: Tree,
+               args: argparse.Namespace) -> str | None:
     """Every step but tools on one tree. Return None if the kunit step was
     skipped, else the error that kept the tree from running ('' if
     none)."""
@@ -128,7 +109,7 @@ def check_tree(t, tree, args):
     finally:
         step_time(tree.name, 'prepare', t0)
     patches = prepare_tree.series_files(tree)
-    jobs = {}
+    jobs: dict[str, runs.Background] = {}
     steps = [('apply', lambda: static.step_apply(t, tree, state, patches)),
              ('checkpatch', lambda: static.step_checkpatch(t, tree, patches)),
              ('kunit', lambda: runs.step_kunit(t, tree, args)),
@@ -161,14 +142,14 @@ def check_tree(t, tree, args):
     return None if 'kunit' in skip else ''
 
 
-def step_time(tree, step, t0):
+def step_time(tree: str | None, step: str, t0: float) -> None:
     """Say how long a step took, so that CI's time can be read per step
     (one line; never counted as a test)."""
     print('check: %s %s took %.0fs' % (tree or '-', step,
                                        time.monotonic() - t0), flush=True)
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('--skip', action='append', default=[], choices=STEPS,
@@ -207,8 +188,8 @@ def main():
         except OSError as e:
             t.add('check', 'combined results', False, str(e))
     print('check: %.0fs' % (time.monotonic() - t0))
-    for f in t.failures:
-        print('FAILED %s' % f)
+    for failure in t.failures:
+        print('FAILED %s' % failure)
     try:
         os.makedirs(RESULTS, exist_ok=True)
         with open(os.path.join(RESULTS, 'check-summary.txt'), 'w') as f:

@@ -37,7 +37,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ktap_report  # noqa: E402
-from _common import (KUNIT, ROOT, ToolError, add_tree_argument,  # noqa: E402
+from _common import (KUNIT, ROOT, ToolError, Tree,  # noqa: E402
+                     add_tree_argument,
                      die, display, selected_trees)
 
 TOOL = 'fault'
@@ -61,7 +62,7 @@ def debug_kernel_args(path: str = DEBUG_CONFIG) -> list[str]:
     raise ToolError('%s has no "# kernel_args:" line' % display(path))
 
 
-def run_command(tree, flavour: str, results: str) -> list[str]:
+def run_command(tree: Tree, flavour: str, results: str) -> list[str]:
     """The run_suite.py command of one sweep of @tree."""
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
            '--tree', tree.name, '--results', results,
@@ -160,7 +161,7 @@ def markdown(tree: str, report: dict) -> str:
     return '\n'.join(lines)
 
 
-def run_one(tree, flavour: str, results: str) -> dict:
+def run_one(tree: Tree, flavour: str, results: str) -> dict:
     """Run one sweep of @tree; return its section of the report."""
     started = time.monotonic()
     proc = subprocess.run(run_command(tree, flavour, results), text=True,
@@ -220,7 +221,7 @@ def verdicts(tree: str, report: dict) -> tuple[int, int, list[str]]:
     return passed, failed, lines
 
 
-def fault_tree(tree, args) -> tuple[int, int]:
+def fault_tree(tree: Tree, args: argparse.Namespace) -> tuple[int, int]:
     """Sweep one tree; write its reports; return (passed, failed)."""
     base = os.path.join(tree.results, 'fault')
     report: dict = {'tree': tree.name, 'kernels': {}}

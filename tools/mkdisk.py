@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import BUILD, ToolError, die, display  # noqa: E402
@@ -51,7 +52,7 @@ def _tool(name):
     raise ToolError('%s not found: install e2fsprogs (tools/deps)' % name)
 
 
-def check_image(path):
+def check_image(path: str) -> None:
     """Raise ToolError unless @path is an ext4 image that e2fsck -fn finds
     clean."""
     if not os.path.isfile(path):
@@ -67,7 +68,7 @@ def check_image(path):
                         % (display(path), proc.returncode, why))
 
 
-def make_image(path, size_mib=DEFAULT_SIZE_MIB):
+def make_image(path: str, size_mib: int = DEFAULT_SIZE_MIB) -> float:
     """Make the image at @path, checked, atomically; return seconds."""
     t0 = time.monotonic()
     mke2fs = _tool('mke2fs')
@@ -95,7 +96,8 @@ def make_image(path, size_mib=DEFAULT_SIZE_MIB):
     return time.monotonic() - t0
 
 
-def disk_for_run(environ=None, image=DEFAULT_IMAGE):
+def disk_for_run(environ: Mapping[str, str] | None = None,
+                 image: str = DEFAULT_IMAGE) -> tuple[str, float]:
     """The image a QEMU run attaches, as GUP_KUNIT_DISK says (see the
     module's doc): (path or '', seconds spent making it)."""
     environ = os.environ if environ is None else environ
@@ -108,7 +110,7 @@ def disk_for_run(environ=None, image=DEFAULT_IMAGE):
     return os.path.abspath(given), 0.0
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('--output', metavar='IMAGE', default=DEFAULT_IMAGE,

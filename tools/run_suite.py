@@ -70,7 +70,7 @@ import mkdisk  # noqa: E402
 import prepare_tree  # noqa: E402
 import _testenv  # noqa: E402
 from _common import (KUNIT, KUNITCONFIG, RESULTS, BuildLock,  # noqa: E402
-                     ToolError, add_tree_argument, die, display,
+                     ToolError, Tree, add_tree_argument, die, display,
                      interrupt_on_sigterm, load_state, read_names,
                      selected_trees)
 
@@ -85,7 +85,8 @@ RESULT_FILES = ('kunit.log', 'kunit.ktap', 'kunit.json', 'junit.xml',
                 'summary.json', 'meta.json')
 
 
-def expected_suites(glob, tree, path=None):
+def expected_suites(glob: str, tree: str,
+                    path: str | None = None) -> list[str]:
     """Suites of kunit/suites (or @path) that tree @tree (a name) has and
     the filter glob selects.
 
@@ -103,7 +104,8 @@ def expected_suites(glob, tree, path=None):
     return out
 
 
-def kunit_cmd(verb, args, tree, build_dir):
+def kunit_cmd(verb: str, args: argparse.Namespace, tree: Tree,
+              build_dir: str) -> list[str]:
     cmd = [sys.executable, 'tools/testing/kunit/kunit.py', verb,
            '--arch=x86_64', '--build_dir=' + build_dir,
            '--kunitconfig=' + _testenv.KUNITCONFIG_DIR,
@@ -119,7 +121,8 @@ def kunit_cmd(verb, args, tree, build_dir):
     return cmd
 
 
-def run_logged(cmd, cwd, log, timeout, echo=False):
+def run_logged(cmd: list[str], cwd: str, log: str, timeout: float,
+               echo: bool = False) -> tuple[int | None, str]:
     """Run cmd in cwd (the kernel tree), output to log; return (rc, text).
     rc None on timeout. A log that cannot be written (disk full) stops the
     child and is a ToolError."""
@@ -165,7 +168,7 @@ def _run_logged(cmd, cwd, log, timeout, echo):
     return proc.returncode, ''.join(text)
 
 
-def check_results_dir(path):
+def check_results_dir(path: str) -> None:
     try:
         os.makedirs(path, exist_ok=True)
         probe = os.path.join(path, '.write-probe')
@@ -177,7 +180,7 @@ def check_results_dir(path):
                         % (path, e.strerror))
 
 
-def summary_lines(kunit_out):
+def summary_lines(kunit_out: str) -> list[str]:
     """The tail of kunit.py's own summary, for the console."""
     keep = [ln for ln in kunit_out.splitlines()
             if 'Testing complete' in ln or 'Elapsed time' in ln or
@@ -185,7 +188,7 @@ def summary_lines(kunit_out):
     return keep[-12:]
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('filter', nargs='?',
@@ -259,7 +262,8 @@ def main():
                                            e.strerror))
 
 
-def run_trees(args, trees, combined):
+def run_trees(args: argparse.Namespace, trees: list[Tree],
+              combined: str | None) -> int:
     """Run every tree; print one line each and the sum; return the exit
     status."""
     if not shutil.which('qemu-system-x86_64'):
@@ -292,7 +296,8 @@ def run_trees(args, trees, combined):
     return 1 if status else 0
 
 
-def run(args, tree, results):
+def run(args: argparse.Namespace, tree: Tree,
+        results: str) -> tuple[tuple[int, int, int], int, str]:
     """Prepare, build and run one tree; return ((passed, failed, skipped),
     exit status, the tree's line)."""
     t0 = time.monotonic()
@@ -325,7 +330,7 @@ def run(args, tree, results):
     return counts, 1 if status else 0, line
 
 
-def clear_results(results):
+def clear_results(results: str) -> None:
     """Make sure the results directory is writable and holds no result of
     an earlier run."""
     check_results_dir(results)
@@ -336,7 +341,8 @@ def clear_results(results):
             pass
 
 
-def tree_state(args, tree, build_dir):
+def tree_state(args: argparse.Namespace, tree: Tree,
+               build_dir: str) -> dict:
     """Prepare the tree (or, with --no-prepare or --no-build, check that it
     was) and return its prepare_tree state."""
     if not args.build:
@@ -357,7 +363,8 @@ def tree_state(args, tree, build_dir):
     return state
 
 
-def build_kernel(args, tree, src, build_dir, results):
+def build_kernel(args: argparse.Namespace, tree: Tree, src: str,
+                 build_dir: str, results: str) -> None:
     """kunit.py build from src into build_dir, logged to the results'
     build.log; a build that fails or times out is a ToolError."""
     build_log = os.path.join(results, 'build.log')
@@ -372,7 +379,7 @@ def build_kernel(args, tree, src, build_dir, results):
                            display(build_log)))
 
 
-def build_failure(rc, out, build_dir):
+def build_failure(rc: int | None, out: str, build_dir: str) -> str:
     """Why a build failed, in a few words, from its exit status rc (None:
     timed out) and its output."""
     errs = [ln for ln in out.splitlines() if 'error' in ln.lower()]
@@ -387,7 +394,8 @@ def build_failure(rc, out, build_dir):
     return why
 
 
-def exec_kernel(args, tree, src, build_dir, results):
+def exec_kernel(args: argparse.Namespace, tree: Tree, src: str,
+                build_dir: str, results: str) -> int | None:
     """kunit.py exec of the kernel built in build_dir, output to the
     results' kunit.out; print kunit.py's summary and say if QEMU hung.
     Return kunit.py's exit status (None if it did not finish)."""
@@ -416,7 +424,8 @@ def exec_kernel(args, tree, src, build_dir, results):
     return rc
 
 
-def save_console(args, build_dir, results):
+def save_console(args: argparse.Namespace, build_dir: str,
+                 results: str) -> str:
     """Copy the QEMU console to the results' kunit.log (empty if there is
     none) and return its path."""
     console = os.path.join(results, 'kunit.log')
@@ -430,7 +439,9 @@ def save_console(args, build_dir, results):
     return console
 
 
-def write_meta(args, tree, state, results, rc, t_build, t_run):
+def write_meta(args: argparse.Namespace, tree: Tree, state: dict,
+               results: str, rc: int | None, t_build: float,
+               t_run: float) -> None:
     """The results' meta.json: what was run, on what, and how long it
     took."""
     meta = {'tree': tree.name, 'package': state['package'],
@@ -448,7 +459,8 @@ def write_meta(args, tree, state, results, rc, t_build, t_run):
         json.dump(meta, f, indent=1, sort_keys=True)
 
 
-def report(args, tree, results, console):
+def report(args: argparse.Namespace, tree: Tree, results: str,
+           console: str) -> tuple[tuple[int, int, int], int, str]:
     """tools/ktap_report.py on the console: write the results' KTAP, JUnit
     and summary.json and print its lines. Return ((passed, failed,
     skipped), its exit status, its summary line)."""
