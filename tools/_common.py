@@ -12,6 +12,7 @@ read_pin_core() reads a tree's pin core (kunit/TREE/pin-core): `make
 coverage` measures those functions, `make mutants-generated` mutates them
 (tools/_cscan.py, the C scanner, finds their lines in the tree's source).
 """
+import argparse
 import fcntl
 import json
 import os
@@ -19,6 +20,7 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping, Sequence
 from typing import NoReturn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,7 +62,7 @@ def die(tool: str, msg: str, status: int = 1) -> NoReturn:
     sys.exit(status)
 
 
-def display(path):
+def display(path: str) -> str:
     """A path as messages show it: relative to the repository when inside
     it (commands in messages are meant to be run from there), else
     absolute."""
@@ -69,7 +71,7 @@ def display(path):
     return path if rel == '..' or rel.startswith('..' + os.sep) else rel
 
 
-def interrupt_on_sigterm():
+def interrupt_on_sigterm() -> None:
     """Take SIGTERM (a CI job's timeout, kill) like Ctrl-C: raise
     KeyboardInterrupt, so that the cleanup that Ctrl-C gets (stop the
     build, restore a mutated tree, release the lock) runs for it too."""
@@ -78,7 +80,10 @@ def interrupt_on_sigterm():
     signal.signal(signal.SIGTERM, handler)
 
 
-def run(cmd, cwd=None, check=True, capture=True, timeout=None, env=None):
+def run(cmd: Sequence[str], cwd: str | None = None, check: bool = True,
+        capture: bool = True, timeout: float | None = None,
+        env: Mapping[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
     """Run a command; return CompletedProcess. Raise ToolError on failure."""
     try:
         proc = subprocess.run(cmd, cwd=cwd, text=True, timeout=timeout,
@@ -101,7 +106,7 @@ def run(cmd, cwd=None, check=True, capture=True, timeout=None, env=None):
 # "One name a line, # comments" files
 # --------------------------------------------------------------------------
 
-def read_list(path, missing_ok=False):
+def read_list(path: str, missing_ok: bool = False) -> list[tuple[int, str]]:
     """The entries of a list file: one a line, '#' starts a comment, blank
     lines are ignored; each entry stripped. kunit/trees, kunit/suites,
     patches/TREE/series, kunit/mutants/TREE/ci-subset, kunit/TREE/pin-core
@@ -127,7 +132,7 @@ def read_list(path, missing_ok=False):
     return out
 
 
-def read_names(path, missing_ok=False):
+def read_names(path: str, missing_ok: bool = False) -> list[str]:
     """The entries of a list file, without their line numbers."""
     return [entry for _n, entry in read_list(path, missing_ok)]
 
@@ -143,7 +148,7 @@ class Tree:
     KUNIT and PATCHES, so that tests may point those elsewhere.
     """
 
-    def __init__(self, name, package):
+    def __init__(self, name: str, package: str) -> None:
         self.name = name
         self.package = package
 
@@ -159,45 +164,45 @@ class Tree:
 
     # build/TREE/
     @property
-    def build(self):
+    def build(self) -> str:
         return os.path.join(BUILD, self.name)
 
     @property
-    def linux(self):
+    def linux(self) -> str:
         """The prepared tree: the tarball as a git repository."""
         return os.path.join(self.build, 'linux')
 
     @property
-    def state(self):
+    def state(self) -> str:
         return os.path.join(self.linux, '.git', STATE_NAME)
 
     @property
-    def kunit_build(self):
+    def kunit_build(self) -> str:
         return os.path.join(self.build, 'kunit-x86_64')
 
     @property
-    def debug_build(self):
+    def debug_build(self) -> str:
         return os.path.join(self.build, 'kunit-debug-x86_64')
 
     # results/TREE/
     @property
-    def results(self):
+    def results(self) -> str:
         return os.path.join(RESULTS, self.name)
 
     # inputs
     @property
-    def patches(self):
+    def patches(self) -> str:
         """patches/TREE/: series, *.patch, cover-letter.txt."""
         return os.path.join(PATCHES, self.name)
 
     @property
-    def config_dir(self):
+    def config_dir(self) -> str:
         """kunit/TREE/: its files are per-tree configuration, its
         subdirectories kernel sources of this tree only."""
         return os.path.join(KUNIT, self.name)
 
     @property
-    def expected_splats(self):
+    def expected_splats(self) -> str | None:
         """kunit/TREE/expected-splats if it exists, else None: the console
         reports that only this tree's cases provoke, on top of the
         shared kunit/expected-splats."""
@@ -205,18 +210,18 @@ class Tree:
         return path if os.path.isfile(path) else None
 
     @property
-    def pin_core(self):
+    def pin_core(self) -> str:
         return os.path.join(self.config_dir, 'pin-core')
 
     @property
-    def mutants(self):
+    def mutants(self) -> str:
         return os.path.join(KUNIT, 'mutants', self.name)
 
     @property
-    def docs(self):
+    def docs(self) -> str:
         return os.path.join(DOCS, self.name)
 
-    def expand(self, pattern):
+    def expand(self, pattern: str) -> str:
         """Replace {tree}, {build} (build/TREE) and {results} (results/,
         not per tree) in a path given on a command line."""
         return os.path.abspath(pattern.replace('{tree}', self.name)
@@ -224,14 +229,14 @@ class Tree:
                                .replace('{results}', RESULTS))
 
 
-def trees_file():
+def trees_file() -> str:
     return os.path.join(KUNIT, 'trees')
 
 
-def read_trees(path=None):
+def read_trees(path: str | None = None) -> list[Tree]:
     """The trees of kunit/trees, in file order: [Tree]."""
     path = path or trees_file()
-    out = []
+    out: list[Tree] = []
     for n, entry in read_list(path):
         fields = entry.split()
         where = '%s:%d' % (display(path), n)
@@ -249,7 +254,8 @@ def read_trees(path=None):
     return out
 
 
-def select_trees(values, path=None):
+def select_trees(values: Iterable[str] | None,
+                 path: str | None = None) -> list[Tree]:
     """The trees that --tree values name, in kunit/trees order.
 
     values: None or a list of strings, each one tree, 'all', or several
@@ -270,14 +276,14 @@ def select_trees(values, path=None):
     return [t for t in known if t.name in names]
 
 
-def add_tree_argument(parser):
+def add_tree_argument(parser: argparse.ArgumentParser) -> None:
     """The --tree option, the same in every tool."""
     parser.add_argument('--tree', action='append', metavar='TREE',
                         help='a tree of kunit/trees (repeatable; "all" or '
                         'none: every tree, in file order)')
 
 
-def selected_trees(tool, values):
+def selected_trees(tool: str, values: Iterable[str] | None) -> list[Tree]:
     """select_trees() for a tool's main(): a bad kunit/trees or an unknown
     tree is one line on stderr and the exit."""
     try:
@@ -290,7 +296,7 @@ def selected_trees(tool, values):
 # The pin core: kunit/TREE/pin-core
 # --------------------------------------------------------------------------
 
-def read_pin_core(tree):
+def read_pin_core(tree: Tree) -> list[tuple[str, str]]:
     """[(function, source file relative to the kernel tree)] of the tree's
     pin core, in report order, from kunit/TREE/pin-core."""
     path = tree.pin_core
@@ -328,7 +334,8 @@ def _walk_files(top, skip_top_files):
             yield os.path.relpath(path, top).replace(os.sep, '/'), path
 
 
-def kernel_sources(tree, harness=True, kunit=None):
+def kernel_sources(tree: Tree | str, harness: bool = True,
+                   kunit: str | None = None) -> dict[str, str]:
     """The kernel sources of a tree: {tree-relative path: project path}.
 
     The one rule for which files under kunit/ go into a kernel tree:
@@ -355,7 +362,7 @@ def kernel_sources(tree, harness=True, kunit=None):
              (os.path.join(kunit, name), True)]
     if harness:
         roots.append((os.path.join(kunit, HARNESS_DIR), False))
-    out = {}
+    out: dict[str, str] = {}
     for top, skip_top_files in roots:
         if not os.path.isdir(top):
             continue
@@ -370,7 +377,7 @@ def kernel_sources(tree, harness=True, kunit=None):
     return out
 
 
-def harness_sources(tree, kunit=None):
+def harness_sources(tree: Tree | str, kunit: str | None = None) -> dict[str, str]:
     """The harness-only part of kernel_sources(tree): {tree path: path}."""
     kunit = kunit or KUNIT
     harness_top = os.path.join(kunit, HARNESS_DIR) + os.sep
@@ -383,7 +390,7 @@ def harness_sources(tree, kunit=None):
 # The per-tree state of build/TREE/linux
 # --------------------------------------------------------------------------
 
-def load_state(tree):
+def load_state(tree: Tree) -> dict | None:
     """The state json of build/TREE/linux, or None.
 
     Keys: tree, package, version, tarball, tarball_stat, kernelversion,
@@ -408,7 +415,7 @@ def load_state(tree):
     return state
 
 
-def save_state(tree, state):
+def save_state(tree: Tree, state: dict) -> None:
     tmp = tree.state + '.tmp'
     with open(tmp, 'w') as f:
         json.dump(state, f, indent=1, sort_keys=True)
@@ -419,7 +426,7 @@ def save_state(tree, state):
 # build/: the lock and the layout of the single-tree version
 # --------------------------------------------------------------------------
 
-def migrate_single_tree_build(tool):
+def migrate_single_tree_build(tool: str) -> str | None:
     """Deal with a build/linux of the single-tree layout.
 
     If its state names the package of a tree of kunit/trees and that
@@ -468,7 +475,7 @@ def migrate_single_tree_build(tool):
     return None
 
 
-def lock_holder(fd):
+def lock_holder(fd: int) -> int | None:
     """The pid the holder of build/.lock wrote into it, or None."""
     try:
         return int(os.pread(fd, 32, 0).split()[0])
@@ -476,7 +483,7 @@ def lock_holder(fd):
         return None
 
 
-def ancestors(pid=None):
+def ancestors(pid: int | None = None) -> list[int]:
     """The pids of this process and of its parents, up to init."""
     out = []
     pid = os.getpid() if pid is None else pid
@@ -502,7 +509,7 @@ class BuildLock:
     layout into place (migrate_single_tree_build).
     """
 
-    def __init__(self, tool):
+    def __init__(self, tool: str) -> None:
         self.tool = tool
         self.fd = None
 

@@ -345,22 +345,20 @@ def tree_state(args: argparse.Namespace, tree: Tree,
                build_dir: str) -> dict:
     """Prepare the tree (or, with --no-prepare or --no-build, check that it
     was) and return its prepare_tree state."""
+    if args.build and args.prepare:
+        return prepare_tree.prepare(tree, quiet=True)
+    state = load_state(tree)
     if not args.build:
-        state = load_state(tree)
-        if not state or not os.path.exists(os.path.join(
+        if state and os.path.exists(os.path.join(
                 build_dir, 'arch', 'x86', 'boot', 'bzImage')):
-            raise ToolError('--no-build: no kernel in %s; run make test '
-                            'TREE=%s first' % (display(build_dir),
-                                               tree.name))
-    elif args.prepare:
-        state = prepare_tree.prepare(tree, quiet=True)
-    else:
-        state = load_state(tree)
-        if not state or not os.path.isdir(tree.linux):
-            raise ToolError('%s is not prepared; run tools/prepare_tree.py '
-                            '--tree %s first (--no-prepare)'
-                            % (display(tree.linux), tree.name))
-    return state
+            return state
+        raise ToolError('--no-build: no kernel in %s; run make test '
+                        'TREE=%s first' % (display(build_dir), tree.name))
+    if state and os.path.isdir(tree.linux):
+        return state
+    raise ToolError('%s is not prepared; run tools/prepare_tree.py '
+                    '--tree %s first (--no-prepare)'
+                    % (display(tree.linux), tree.name))
 
 
 def build_kernel(args: argparse.Namespace, tree: Tree, src: str,
