@@ -40,9 +40,10 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Iterable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (KUNIT, ROOT, ToolError,  # noqa: E402
+from _common import (KUNIT, ROOT, ToolError, Tree,  # noqa: E402
                      kernel_sources, read_trees, select_trees)
 
 TOOL = 'coverage-matrix'
@@ -68,7 +69,7 @@ _SEPARATOR = re.compile(r'^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$')
 _NOT_APPLICABLE = re.compile(r'^n/a\s*(?:—|–|-|:)\s*\S', re.I)
 
 
-def strip_comments(text):
+def strip_comments(text: str) -> str:
     """Blank out C comments, keeping strings and every newline."""
     def repl(m):
         tok = m.group(0)
@@ -91,7 +92,9 @@ def _body(text, open_brace):
     return len(text)
 
 
-def parse_source(path, text):
+def parse_source(path: str, text: str) -> tuple[
+        dict[str, list[tuple[str, int]]],
+        list[tuple[str | None, str | None, int]]]:
     """Return (arrays, suites) of one C file.
 
     arrays: {array name: [(case, line), ...]}
@@ -102,7 +105,8 @@ def parse_source(path, text):
     def line_of(pos):
         return code.count('\n', 0, pos) + 1
 
-    arrays, suites = {}, []
+    arrays: dict[str, list[tuple[str, int]]] = {}
+    suites: list[tuple[str | None, str | None, int]] = []
     for m in _ARRAY.finditer(code):
         end = _body(code, m.end() - 1)
         body = code[m.end():end]
@@ -121,7 +125,7 @@ def parse_source(path, text):
     return arrays, suites
 
 
-def c_files(kunit_dir):
+def c_files(kunit_dir: str) -> list[str]:
     out = []
     for dirpath, dirs, files in os.walk(kunit_dir):
         dirs.sort()
@@ -131,7 +135,7 @@ def c_files(kunit_dir):
     return out
 
 
-def display(path):
+def display(path: str) -> str:
     """Path relative to the repository (or cwd) for messages."""
     path = os.path.abspath(path)
     for base in (ROOT, os.getcwd()):
@@ -141,10 +145,11 @@ def display(path):
     return path
 
 
-def source_cases(sources, problems):
+def source_cases(sources: str | Iterable[str],
+                 problems: list[str]) -> dict[str, str]:
     """Return {'suite.case': 'file:line'} for every case of sources: a
     directory (every *.c under it) or an iterable of C file paths."""
-    cases = {}
+    cases: dict[str, str] = {}
     paths = c_files(sources) if isinstance(sources, str) else \
         sorted(p for p in sources if p.endswith('.c'))
     for path in paths:
@@ -177,7 +182,7 @@ def source_cases(sources, problems):
     return cases
 
 
-def matrix_refs(text):
+def matrix_refs(text: str) -> list[tuple[str, int]]:
     """Return [(ref, line)] for every `suite.case` reference."""
     refs = []
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -188,7 +193,8 @@ def matrix_refs(text):
     return refs
 
 
-def tree_cases(tree, kunit_dir, problems):
+def tree_cases(tree: Tree, kunit_dir: str,
+               problems: list[str]) -> dict[str, str]:
     """{'suite.case': 'file:line'} of the kernel sources of a tree."""
     try:
         sources = kernel_sources(tree, harness=True, kunit=kunit_dir)
@@ -202,7 +208,7 @@ def tree_cases(tree, kunit_dir, problems):
     return cases
 
 
-def cells(line):
+def cells(line: str) -> list[str]:
     """The cells of a Markdown table row (escaped pipes kept)."""
     parts = _CELL_SPLIT.split(line.strip())
     if parts and not parts[0].strip():
@@ -212,13 +218,15 @@ def cells(line):
     return [p.strip() for p in parts]
 
 
-def refs_in(text):
+def refs_in(text: str) -> list[str]:
     """`suite.case` references of a piece of text, file names excepted."""
     return ['%s.%s' % (m.group(1), m.group(2)) for m in _REF.finditer(text)
             if m.group(2) not in FILE_EXTENSIONS]
 
 
-def parse_matrix(text, tree_names):
+def parse_matrix(text: str, tree_names: Iterable[str]) -> tuple[
+        dict[str, list[tuple[str, int]]], list[tuple[str, int]],
+        list[tuple[int, str]]]:
     """Split the matrix into the references of each tree's column and
     the others.
 
@@ -226,8 +234,10 @@ def parse_matrix(text, tree_names):
     prose [(ref, line)], problems [(line, why)].
     """
     lines = text.splitlines()
-    columns = {name: [] for name in tree_names}
-    prose, problems = [], []
+    columns: dict[str, list[tuple[str, int]]] = {
+        name: [] for name in tree_names}
+    prose: list[tuple[str, int]] = []
+    problems: list[tuple[int, str]] = []
     want = [BEHAVIOUR] + list(tree_names)
     i = 0
     while i < len(lines):
@@ -266,7 +276,8 @@ def parse_matrix(text, tree_names):
     return columns, prose, problems
 
 
-def check(matrix, kunit_dir, trees=None):
+def check(matrix: str, kunit_dir: str, trees: list[Tree] | None = None
+          ) -> tuple[dict[str, int], list[str]]:
     """Check the matrix for trees (default every tree of kunit_dir/trees).
 
     Return ({tree name: number of cases}, list of problem lines).
@@ -280,7 +291,7 @@ def check(matrix, kunit_dir, trees=None):
     selected = {t.name for t in trees}
     cases = {}
     for tree in known:
-        found = []
+        found: list[str] = []
         cases[tree.name] = tree_cases(tree, kunit_dir, found)
         if tree.name in selected:
             problems += found
@@ -321,7 +332,7 @@ def check(matrix, kunit_dir, trees=None):
             list(dict.fromkeys(problems)))
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('--matrix', default=DEFAULT_MATRIX,
@@ -342,7 +353,7 @@ def main(argv=None):
         print('%s: %s' % (TOOL, e), file=sys.stderr)
         return e.status
     if args.list:
-        problems = []
+        problems: list[str] = []
         for tree in trees:
             found = tree_cases(tree, args.kunit, problems)
             for case, where in sorted(found.items(), key=lambda kv: kv[1]):

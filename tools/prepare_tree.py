@@ -36,11 +36,13 @@ import glob
 import hashlib
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable, Mapping
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (BuildLock, ToolError, add_tree_argument,  # noqa: E402
+from _common import (BuildLock, ToolError, Tree, add_tree_argument,  # noqa: E402
                      die, display, harness_sources, kernel_sources,
                      load_state, read_names, run, save_state,
                      selected_trees)
@@ -56,14 +58,14 @@ HARNESS_SUBJECT = 'gup-pin-kunit harness: build %s (not for upstream)'
 HARNESS_CONFIG = 'CONFIG_GUP_KUNIT_TEST'
 
 
-def dpkg_field(pkg, field):
+def dpkg_field(pkg: str, field: str) -> str | None:
     proc = run(['dpkg-query', '-W', '-f=${%s}' % field, pkg], check=False)
     if proc.returncode != 0:
         return None
     return proc.stdout.strip()
 
 
-def find_tarball(tree):
+def find_tarball(tree: Tree) -> tuple[str, str, str]:
     """Return (package, version, tarball path) of the tree's package."""
     pkg = tree.package
     version = dpkg_field(pkg, 'Version')
@@ -87,12 +89,14 @@ def find_tarball(tree):
     return pkg, version, tarball
 
 
-def git(tree, *args, check=True, timeout=None, env=None):
+def git(tree: Tree, *args: str, check: bool = True,
+        timeout: float | None = None, env: Mapping[str, str] | None = None
+        ) -> subprocess.CompletedProcess[str]:
     return run(['git', '-C', tree.linux] + GIT_ID + list(args), check=check,
                timeout=timeout, env=env)
 
 
-def series_files(tree):
+def series_files(tree: Tree) -> list[str]:
     """The patch paths that patches/TREE/series lists, in order; [] if the
     tree has no series file."""
     path = os.path.join(tree.patches, 'series')
@@ -106,7 +110,7 @@ def series_files(tree):
     return out
 
 
-def digest_files(paths):
+def digest_files(paths: Iterable[str]) -> str:
     h = hashlib.sha256()
     for p in paths:
         h.update(os.path.basename(p).encode() + b'\0')
@@ -115,7 +119,7 @@ def digest_files(paths):
     return h.hexdigest()
 
 
-def file_sha(path):
+def file_sha(path: str) -> str | None:
     try:
         with open(path, 'rb') as f:
             return hashlib.sha256(f.read()).hexdigest()
@@ -123,13 +127,13 @@ def file_sha(path):
         return None
 
 
-def local_changes(tree):
+def local_changes(tree: Tree) -> list[str]:
     """Return tracked files modified in build/TREE/linux, or [] if clean."""
     proc = git(tree, 'status', '--porcelain', '--untracked-files=no')
     return [line[3:] for line in proc.stdout.splitlines() if line.strip()]
 
 
-def unpack(tree, pkg, version, tarball):
+def unpack(tree: Tree, pkg: str, version: str, tarball: str) -> dict:
     """Unpack the tarball into a fresh git tree; return the state dict."""
     parent = os.path.dirname(tree.linux)
     os.makedirs(parent, exist_ok=True)
@@ -171,12 +175,12 @@ def unpack(tree, pkg, version, tarball):
             'synced': {}}
 
 
-def tarball_stat(tarball):
+def tarball_stat(tarball: str) -> str:
     st = os.stat(tarball)
     return '%d:%d' % (st.st_size, int(st.st_mtime))
 
 
-def apply_patches(tree, state, patches):
+def apply_patches(tree: Tree, state: dict, patches: list[str]) -> None:
     """Reset to the pristine base and git am the series."""
     if os.path.isdir(os.path.join(tree.linux, '.git', 'rebase-apply')):
         git(tree, 'am', '--abort', check=False)
@@ -198,7 +202,7 @@ def apply_patches(tree, state, patches):
     state['patches'] = digest_files(patches)
 
 
-def harness_objects(tree):
+def harness_objects(tree: Tree) -> list[tuple[str, str, str]]:
     """(tree path of a harness .c file, its dir's Makefile, obj- line),
     sorted, for every .c file under kunit/harness/."""
     out = []
@@ -214,7 +218,7 @@ def harness_objects(tree):
     return out
 
 
-def with_harness_lines(text, lines):
+def with_harness_lines(text: str, lines: list[str]) -> str:
     """A Makefile's text with the harness's obj- lines added: before the
     series' own first obj-$(HARNESS_CONFIG) line (and the comment right
     above it), so that the harness's suites link, and so run, before the
@@ -231,7 +235,8 @@ def with_harness_lines(text, lines):
     return '\n'.join(old[:at] + new + old[at:]) + '\n'
 
 
-def harness_commit(tree, state, objects):
+def harness_commit(tree: Tree, state: dict,
+                   objects: list[tuple[str, str, str]]) -> None:
     """Commit the Makefile lines that build the harness files on top of
     series_head; set state head. No harness files: no commit."""
     git(tree, 'reset', '-q', '--hard', state['series_head'])
@@ -264,7 +269,7 @@ def harness_commit(tree, state, objects):
     state['head'] = git(tree, 'rev-parse', 'HEAD').stdout.strip()
 
 
-def sync_sources(tree, state):
+def sync_sources(tree: Tree, state: dict) -> int:
     """Copy the kernel sources into the tree; return the number written."""
     srcs = kernel_sources(tree)
     synced = state.get('synced', {})
@@ -303,7 +308,7 @@ def sync_sources(tree, state):
     return written
 
 
-def checkout(tree, path):
+def checkout(tree: Tree, path: str) -> str:
     """A second source tree to build from: at path, a git worktree of
     build/TREE/linux at its HEAD, with the kernel sources of kunit/
     copied in as sync_sources() copies them. It stays as it is while
@@ -337,12 +342,12 @@ def checkout(tree, path):
     return path
 
 
-def reset_hint(tree, commit=''):
+def reset_hint(tree: Tree, commit: str = '') -> str:
     return 'git -C %s reset --hard%s' % (display(tree.linux),
                                          ' ' + commit[:12] if commit else '')
 
 
-def remove_stale_git_locks(tree):
+def remove_stale_git_locks(tree: Tree) -> list[str]:
     """A git killed in the middle of a command (a run stopped by SIGTERM
     during git am, say) leaves .git/index.lock behind, and every later git
     command in the tree refuses to run. Under build/.lock, which every
@@ -357,7 +362,7 @@ def remove_stale_git_locks(tree):
     return removed
 
 
-def prepare(tree, quiet=False):
+def prepare(tree: Tree, quiet: bool = False) -> dict:
     """Bring build/TREE/linux up to date; return its state."""
     pkg, version, tarball = find_tarball(tree)
     remove_stale_git_locks(tree)
@@ -375,7 +380,7 @@ def prepare(tree, quiet=False):
                             'elsewhere, then: rm -rf %s'
                             % (display(tree.linux), changes[0],
                                display(tree.linux)))
-    if fresh:
+    if fresh or state is None:
         state = unpack(tree, pkg, version, tarball)
         save_state(tree, state)
     state['tree'] = tree.name
@@ -435,7 +440,7 @@ def prepare(tree, quiet=False):
     return state
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add_tree_argument(ap)

@@ -44,13 +44,14 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _testenv  # noqa: E402
 import export_series  # noqa: E402
 import ktap_report  # noqa: E402
 import prepare_tree  # noqa: E402
-from _common import (KUNIT, BuildLock, ToolError,  # noqa: E402
+from _common import (KUNIT, BuildLock, ToolError, Tree,  # noqa: E402
                      add_tree_argument, die, display, interrupt_on_sigterm,
                      selected_trees)
 
@@ -64,11 +65,13 @@ RUN_TIMEOUT = 3600
 SPLATS = os.path.join(KUNIT, 'expected-splats')
 
 
-def reviewer_dir(tree):
+def reviewer_dir(tree: Tree) -> str:
     return os.path.join(tree.build, 'reviewer')
 
 
-def evaluate(result, documented_run, documented=False, harness=()):
+def evaluate(result: ktap_report.Result,
+             documented_run: _testenv.Documented, documented: bool = False,
+             harness: Iterable[str] = ()) -> dict:
     """The outcome of one run from its parsed console (a ktap_report
     Result): a dict of counts, skips and the problems that make it fail.
 
@@ -108,7 +111,8 @@ def evaluate(result, documented_run, documented=False, harness=()):
             'skips': skips, 'problems': problems}
 
 
-def parse_console(path, splats=(SPLATS,)):
+def parse_console(path: str, splats: Iterable[str | None] = (SPLATS,)
+                  ) -> ktap_report.Result:
     """Parse a console log and apply the declared splats: a ktap_report
     Result."""
     try:
@@ -125,7 +129,7 @@ def parse_console(path, splats=(SPLATS,)):
     return result
 
 
-def unpack(tree, dest):
+def unpack(tree: Tree, dest: str) -> str:
     """A fresh git tree of the tree's tarball at @dest; return its
     package version."""
     _pkg, version, tarball = prepare_tree.find_tarball(tree)
@@ -144,7 +148,7 @@ def unpack(tree, dest):
     return version
 
 
-def git_am(tree, dest, series_dir):
+def git_am(tree: Tree, dest: str, series_dir: str) -> list[str]:
     patches = sorted(p for p in glob.glob(os.path.join(series_dir,
                                                        '0*.patch'))
                      if not p.endswith(export_series.COVER_NAME))
@@ -161,7 +165,8 @@ def git_am(tree, dest, series_dir):
     return [os.path.basename(p) for p in patches]
 
 
-def run_documented(tree, dest, name, command, log_dir):
+def run_documented(tree: Tree, dest: str, name: str, command: str,
+                   log_dir: str) -> tuple[int | None, float]:
     """Run one documented command line in the tree (a shell line, as the
     comment gives it); return (exit status or None on timeout, seconds)."""
     log = os.path.join(log_dir, name + '.out')
@@ -180,7 +185,7 @@ def run_documented(tree, dest, name, command, log_dir):
     return rc, time.monotonic() - t0
 
 
-def review_tree(tree, runner):
+def review_tree(tree: Tree, runner: tuple[str, str]) -> dict:
     """Export, unpack, apply, run both ways; return the report dict."""
     export_series.export_tree(tree, runner)
     work = reviewer_dir(tree)
@@ -192,7 +197,7 @@ def review_tree(tree, runner):
     os.makedirs(tree.results, exist_ok=True)
     log_dir = os.path.join(tree.results, 'reviewer')
     os.makedirs(log_dir, exist_ok=True)
-    report = {'tree': tree.name, 'package': tree.package,
+    report: dict = {'tree': tree.name, 'package': tree.package,
               'package_version': version, 'patches': applied, 'runs': {}}
     steps = [('bare', documented.bare, False),
              ('mkfs', documented.mkfs, None),
@@ -230,7 +235,7 @@ def review_tree(tree, runner):
     return report
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add_tree_argument(ap)
