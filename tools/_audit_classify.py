@@ -47,13 +47,13 @@ HARMLESS = ('page_address', 'kmap', 'kmap_local_page', 'kmap_atomic',
 CLASSES = ('matched', 'mismatched', 'unresolved')
 
 
-def squash(expr):
+def squash(expr: str | None) -> str:
     """An expression as spatch prints it ('imu -> bvec [ i ]'), without
     blanks."""
     return re.sub(r'\s+', '', expr or '')
 
 
-def base_of(expr):
+def base_of(expr: str | None) -> str:
     """The array (or page) a pages argument names: '&pages[i]', 'pages + i'
     and '(struct page **)pages' are 'pages'; 'umem->page_list' stays."""
     e = squash(expr)
@@ -66,7 +66,7 @@ def base_of(expr):
     return e
 
 
-def mentions(args, base):
+def mentions(args: str, base: str | None) -> bool:
     """Whether the squashed argument text names base (not as a field of
     something else, not as part of a longer name)."""
     if not base:
@@ -79,24 +79,24 @@ def mentions(args, base):
 # Function text: the hash of the review, and what the pages do there
 # --------------------------------------------------------------------------
 
-def strip_comments(text):
+def strip_comments(text: str) -> str:
     text = re.sub(r'/\*.*?\*/', lambda m: '\n' * m.group(0).count('\n'),
                   text, flags=re.S)
     return re.sub(r'//[^\n]*', '', text)
 
 
-def function_text(lines, line):
+def function_text(lines: list[str], line: int) -> str | None:
     span = function_span(lines, line)
     if span is None:
         return None
     return '\n'.join(lines[span[0] - 1:span[1]]) + '\n'
 
 
-def text_hash(text):
+def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def escapes(text, base, function):
+def escapes(text: str, base: str | None, function: str) -> str:
     """Why the pages named base leave the function (text), or ''."""
     if not base:
         return 'the page array is an expression the audit cannot follow'
@@ -128,7 +128,7 @@ def escapes(text, base, function):
     return ''
 
 
-def field_of(text, base):
+def field_of(text: str, base: str | None) -> str | None:
     """The field that holds the pages: base's own last field ('umem->pgs'
     -> 'pgs'), or the field base is stored into ('x->f = base',
     'x->f[i] = base[i]'); None if neither."""
@@ -143,7 +143,7 @@ def field_of(text, base):
     return m.group(1) if m else None
 
 
-def field_releases(facts, path, field):
+def field_releases(facts: list[dict], path: str, field: str) -> list[dict]:
     """The release calls of the files of path's directory (a driver)
     whose arguments name ->field or .field."""
     pat = re.compile(r'(?:->|\.)%s(?!\w)' % re.escape(field))
@@ -153,7 +153,8 @@ def field_releases(facts, path, field):
             pat.search(squash(f.get('args', '')))]
 
 
-def callers(files, function):
+def callers(files: dict[str, list[str]],
+            function: str) -> list[tuple[str, str]]:
     """The (file, function) pairs whose text calls function: [(file,
     name)], from the function spans of the files' text (name taken from
     the header)."""
@@ -180,11 +181,12 @@ def callers(files, function):
 # Classification
 # --------------------------------------------------------------------------
 
-def rel_kind(call):
+def rel_kind(call: str) -> str:
     return 'unpin' if call in UNPIN else 'put'
 
 
-def classify(facts, files):
+def classify(facts: list[dict], files: dict[str, list[str]]
+             ) -> tuple[list[dict], list[dict]]:
     """Classify every pin call site.
 
     facts: parse_facts() of every cocci file; files: {path: [lines]} of
@@ -194,7 +196,8 @@ def classify(facts, files):
     released by an unpin, FOLL_PIN to the get family, put releases of a
     followed structure)."""
     known = Facts(facts, files)
-    sites, count = [], {}
+    sites: list[dict] = []
+    count: dict[str, int] = {}
     for f in facts:
         if f['kind'] != 'pin':
             continue
@@ -211,9 +214,10 @@ class Facts:
     """The facts of one audit and the files they are about, indexed for
     classifying its pin sites."""
 
-    def __init__(self, facts, files):
+    def __init__(self, facts: list[dict],
+                 files: dict[str, list[str]]) -> None:
         self.files = files
-        self.by_fn = {}
+        self.by_fn: dict[tuple[str, str | None], list[dict]] = {}
         for f in facts:
             self.by_fn.setdefault((f['file'], f.get('function')),
                                   []).append(f)
@@ -232,7 +236,7 @@ class Facts:
                         via='%s:%d' % (g['file'], g['line'])))
         self.all = facts + [r for r in self.srel if r.get('via')]
 
-    def struct_releases(self, name, store_file):
+    def struct_releases(self, name: str, store_file: str) -> list[dict]:
         """The releases of the structure name stored in store_file."""
         out = []
         for r in self.srel:
@@ -244,7 +248,7 @@ class Facts:
         return out
 
 
-def pin_site(known, f, key):
+def pin_site(known: Facts, f: dict, key: str) -> dict:
     """The site of the pin fact f (a dict, as classify() returns them)."""
     fn = f.get('function') or '?'
     text = function_text(known.files.get(f['file'], []), f['line']) or ''
@@ -283,7 +287,7 @@ def pin_site(known, f, key):
         'structures': structures}
 
 
-def misuses(f, mine, rels):
+def misuses(f: dict, mine: list[dict], rels: list[dict]) -> list[str]:
     """What is wrong with the pin fact f on its own, given the facts of its
     function (mine) and the releases of its pages there (rels): a put
     release, a FOLL_GET, an unchecked count. [reason]"""
@@ -305,11 +309,12 @@ def misuses(f, mine, rels):
     return why
 
 
-def linked_structures(known, f, fn, base, esc):
+def linked_structures(known: Facts, f: dict, fn: str, base: str,
+                      esc: str) -> dict[str, dict]:
     """The structures the pages of the pin fact f go into: {name: its
     store fact, with 'direct' True if stored in fn itself}. Stored in fn,
     or, when the pages leave fn (esc), in a caller up to three calls up."""
-    linked = {}
+    linked: dict[str, dict] = {}
     for s in known.stores:
         if (s['file'], s.get('function')) == (f['file'], fn) and \
            (not s.get('pages') or mentions(s['pages'], base) or
@@ -337,7 +342,9 @@ def linked_structures(known, f, fn, base, esc):
     return linked
 
 
-def site_class(known, f, text, base, esc, rels, structures, why):
+def site_class(known: Facts, f: dict, text: str, base: str, esc: str,
+               rels: list[dict], structures: list[dict],
+               why: list[str]) -> tuple[str, list[str], list[dict]]:
     """The class of the pin fact f, whose misuses are why so far: (class,
     the reasons to add to why, the releases to report). esc: why the
     pages leave the function, or ''; rels: their releases there;
@@ -373,7 +380,7 @@ def site_class(known, f, text, base, esc, rels, structures, why):
                           % (base or f.get('pages'), fn)], rels
 
 
-def other_mismatches(known):
+def other_mismatches(known: Facts) -> list[dict]:
     """The mismatches that are no pin site: pages from the get family
     released by an unpin, FOLL_PIN passed to the get family (but by mm/gup.c,
     the pin API itself), a put release of a followed structure."""

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import ROOT, ToolError, display, run  # noqa: E402
@@ -30,7 +31,7 @@ SPATCH_OPTS = ['--very-quiet', '--no-show-diff', '--no-includes',
 # The facts that spatch reports
 # --------------------------------------------------------------------------
 
-def parse_facts(text, root=''):
+def parse_facts(text: str, root: str = '') -> list[dict]:
     """The "AUDIT {json}" lines of spatch's output: [dict]. file is made
     relative to root (the directory spatch ran on). Other lines are
     ignored; a malformed AUDIT line is a ToolError."""
@@ -71,7 +72,7 @@ def parse_facts(text, root=''):
 # Running spatch
 # --------------------------------------------------------------------------
 
-def spatch_version():
+def spatch_version() -> str | None:
     try:
         proc = subprocess.run(['spatch', '--version'], text=True,
                               stdout=subprocess.PIPE,
@@ -82,7 +83,8 @@ def spatch_version():
     return first.strip() or None
 
 
-def run_spatch(src, jobs, cocci=COCCI):
+def run_spatch(src: str, jobs: int,
+               cocci: Iterable[str] = COCCI) -> list[dict]:
     """Run each semantic patch on the directory src; return the facts."""
     facts = []
     for name in cocci:
@@ -105,7 +107,7 @@ def run_spatch(src, jobs, cocci=COCCI):
     return facts
 
 
-def read_files(src, rels):
+def read_files(src: str, rels: Iterable[str]) -> dict[str, list[str]]:
     out = {}
     for rel in rels:
         try:
@@ -117,7 +119,7 @@ def read_files(src, rels):
     return out
 
 
-def prefilter_dir(src):
+def prefilter_dir(src: str) -> list[str]:
     """The files under src that name what the rules look at (tree paths)."""
     pat, pin, put = (re.compile(r) for r in (PREFILTER, PIN_RE, PUT_RE))
     out, puts, pin_dirs = [], [], set()
@@ -140,12 +142,12 @@ def prefilter_dir(src):
                          if os.path.dirname(p) in pin_dirs])
 
 
-def gitre(regex):
+def gitre(regex: str) -> str:
     """A Python regex of this file as git grep -E takes it."""
     return regex.replace(r'\w', '[A-Za-z0-9_]').replace(r'\s', '[[:space:]]')
 
 
-def export_tree(linux, rev, dest):
+def export_tree(linux: str, rev: str, dest: str) -> list[str]:
     """Copy the pre-filtered files of linux at rev into dest: their paths."""
     proc = run(['git', '-C', linux, 'grep', '-l', '-I', '-E',
                 gitre(PREFILTER), rev, '--', '*.c', '*.h'], check=False,
@@ -174,14 +176,15 @@ def export_tree(linux, rev, dest):
     arch = subprocess.Popen(['git', '-C', linux, 'archive', rev, '--']
                             + paths, stdout=subprocess.PIPE)
     tar = subprocess.run(['tar', '-x', '-C', dest], stdin=arch.stdout)
-    arch.stdout.close()
+    if arch.stdout:  # always: stdout=PIPE
+        arch.stdout.close()
     if arch.wait() or tar.returncode:
         raise ToolError('git archive of %d files of %s failed'
                         % (len(paths), display(linux)))
     return paths
 
 
-def coccicheck_scripts(linux, rev):
+def coccicheck_scripts(linux: str, rev: str) -> tuple[int, list[str]]:
     """What the tree's own coccicheck scripts say about this API: the
     scripts/coccinelle files that name it."""
     proc = run(['git', '-C', linux, 'grep', '-l', '-E',

@@ -82,13 +82,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _audit_classify import CLASSES, classify  # noqa: E402
 from _audit_spatch import (COCCI_DIR, coccicheck_scripts,  # noqa: E402
                            export_tree, prefilter_dir, read_files,
                            run_spatch, spatch_version)
-from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
+from _common import (ROOT, BuildLock, ToolError, Tree,  # noqa: E402
                      add_tree_argument, die, display, load_state,
                      selected_trees)
 
@@ -104,7 +105,7 @@ LOC_RE = re.compile(r'`([\w./+-]+):(\d+)`')
 # The review
 # --------------------------------------------------------------------------
 
-def read_review(path):
+def read_review(path: str) -> dict[str, dict]:
     """{key: {hash, verdict, releases: [(file, line)], reason, line}} of a
     review file; a missing file is {}. Rows that look like verdicts but do
     not parse are a ToolError."""
@@ -115,7 +116,7 @@ def read_review(path):
         return {}
     except OSError as e:
         raise ToolError('cannot read %s: %s' % (display(path), e.strerror))
-    out = {}
+    out: dict[str, dict] = {}
     for n, line in enumerate(lines, 1):
         if not line.startswith('| `'):
             continue
@@ -137,7 +138,9 @@ def read_review(path):
     return out
 
 
-def check_review(sites, extra, review, files, whole=True):
+def check_review(sites: list[dict], extra: list[dict],
+                 review: dict[str, dict], files: dict[str, list[str]],
+                 whole: bool = True) -> list[str]:
     """Apply the review to the sites: set each site's 'verdict' and
     'review' ('current', 'stale', 'missing' or None when not needed) and
     return the problems, one line each."""
@@ -210,7 +213,8 @@ def check_review(sites, extra, review, files, whole=True):
 # One audit
 # --------------------------------------------------------------------------
 
-def audit(src, paths, review, jobs, whole=True):
+def audit(src: str, paths: list[str], review: dict[str, dict], jobs: int,
+          whole: bool = True) -> dict:
     """Audit the files paths under src. Returns the result dict."""
     t0 = time.monotonic()
     facts = run_spatch(src, jobs)
@@ -231,7 +235,7 @@ def audit(src, paths, review, jobs, whole=True):
                 seconds=round(time.monotonic() - t0, 1))
 
 
-def summary_line(tree, c):
+def summary_line(tree: str, c: dict) -> str:
     return ('%s: %d sites: %d matched, %d mismatched, %d unresolved (%d '
             'with a verdict); %d other mismatches; %d problems'
             % (tree, c['sites'], c['matched'], c['mismatched'],
@@ -239,7 +243,7 @@ def summary_line(tree, c):
                c['mismatches'] - c['mismatched'], c['problems']))
 
 
-def write_report(res, out_dir):
+def write_report(res: dict, out_dir: str) -> None:
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, 'audit.json'), 'w') as f:
         json.dump(res, f, indent=1, sort_keys=True)
@@ -290,8 +294,8 @@ def write_report(res, out_dir):
         f.write('\n'.join(md) + '\n')
 
 
-def audit_tree(tree, args):
-    """Audit one tree; write its report; return (result, problems)."""
+def audit_tree(tree: Tree, args: argparse.Namespace) -> dict:
+    """Audit one tree; write its report; return the result."""
     if args.source:
         src = os.path.abspath(args.source)
         if not os.path.isdir(src):
@@ -305,10 +309,11 @@ def audit_tree(tree, args):
             import prepare_tree
             state = prepare_tree.prepare(tree, quiet=True)
         else:
-            state = load_state(tree)
-            if not state or not os.path.isdir(tree.linux):
+            loaded = load_state(tree)
+            if not loaded or not os.path.isdir(tree.linux):
                 raise ToolError('%s is not prepared: run make tree TREE=%s'
                                 % (display(tree.linux), tree.name))
+            state = loaded
         rev = state['series_head']
         tmp = tempfile.mkdtemp(prefix='gpk-audit-')
         try:
@@ -334,12 +339,13 @@ def audit_tree(tree, args):
 # Planted mutants
 # --------------------------------------------------------------------------
 
-def planted_mutants(tree):
+def planted_mutants(tree: Tree
+                    ) -> list[tuple[str, str, list[str], str]]:
     """[(name, path, files, expect)] of tools/cocci/planted/TREE/*.patch.
     Each patch's header names the files to copy ('Files: a.c b.h') and
     what the audit must say ('Expect: MISMATCH path')."""
     d = os.path.join(PLANTED, tree.name)
-    out = []
+    out: list[tuple[str, str, list[str], str]] = []
     if not os.path.isdir(d):
         return out
     for name in sorted(os.listdir(d)):
@@ -358,7 +364,8 @@ def planted_mutants(tree):
     return out
 
 
-def copy_files(linux, rev, files, dest):
+def copy_files(linux: str, rev: str, files: Iterable[str],
+               dest: str) -> None:
     for rel in files:
         proc = subprocess.run(['git', '-C', linux, 'show', '%s:%s'
                                % (rev, rel)], stdout=subprocess.PIPE)
@@ -371,7 +378,9 @@ def copy_files(linux, rev, files, dest):
             f.write(proc.stdout)
 
 
-def run_planted(tree, linux, rev, mutant, jobs):
+def run_planted(tree: Tree, linux: str, rev: str,
+                mutant: tuple[str, str, list[str], str],
+                jobs: int) -> tuple[bool, str]:
     """Plant one mutant in a copy of its files; return (ok, why)."""
     name, patch, files, expect = mutant
     tmp = tempfile.mkdtemp(prefix='gpk-audit-planted-')
@@ -406,7 +415,7 @@ def run_planted(tree, linux, rev, mutant, jobs):
     return True, hits[0]['why']
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add_tree_argument(ap)
