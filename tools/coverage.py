@@ -50,9 +50,10 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Callable, Iterable, Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
+from _common import (ROOT, BuildLock, ToolError, Tree,  # noqa: E402
                      add_tree_argument, die, display,
                      kernel_sources, read_pin_core, run, selected_trees)
 from _cscan import source_extents  # noqa: E402
@@ -68,7 +69,7 @@ LINE_GOAL = 95.0
 BRANCH_GOAL = 90.0
 
 
-def pin_core_objects(tree):
+def pin_core_objects(tree: Tree) -> list[str]:
     """The objects to profile: one per .c file of the tree's pin core
     (mm/gup.c -> gup.o), in order; a function of a header is profiled
     where it is inlined (the pin core's .c files and the tests' own)."""
@@ -91,14 +92,15 @@ ANY_RE = re.compile(r'GCOV(-END)?:')
 # Console dump -> .gcda images
 # --------------------------------------------------------------------------
 
-def crc32(data):
+def crc32(data: str | bytes) -> str:
     """zlib's crc32 as eight hex digits, as the kernel prints it."""
     if isinstance(data, str):
         data = data.encode()
     return '%08x' % (zlib.crc32(data) & 0xffffffff)
 
 
-def _console_lines(lines, notes):
+def _console_lines(lines: Iterable[str], notes: list[str] | None
+                   ) -> Iterator[tuple[int, str, tuple[str, ...]]]:
     """The whole GCOV and GCOV-END lines of a console, as
     (line number, kind, groups); a line whose own crc32 does not match
     (a character lost or changed on the way) is counted and left out."""
@@ -124,7 +126,8 @@ def _console_lines(lines, notes):
         notes.append('%d damaged GCOV line(s) left out' % bad)
 
 
-def parse_console(lines, notes=None):
+def parse_console(lines: Iterable[str], notes: list[str] | None = None
+                  ) -> dict[str, bytes]:
     """Return {kernel gcda path: bytes} from the GCOV lines of a console.
 
     The kernel prints the dump more than once, each line with its own
@@ -135,8 +138,8 @@ def parse_console(lines, notes=None):
     whole, a file without its GCOV-END line, or a size or file crc32 that
     does not match.
     """
-    chunks = {}
-    ends = {}
+    chunks: dict[str, dict[int, bytes]] = {}
+    ends: dict[str, tuple[int, int, str]] = {}
     for n, kind, (path, num, text) in _console_lines(lines, notes):
         if kind == 'end':
             ends[path] = (n, int(num), text)
@@ -161,7 +164,8 @@ def parse_console(lines, notes=None):
     return files
 
 
-def _assemble(path, chunks, n, size, crc):
+def _assemble(path: str, chunks: dict[int, bytes], n: int, size: int,
+              crc: str) -> bytes:
     """The bytes of @path from its chunks (by offset), checked against
     the size and crc32 of its GCOV-END line (line @n)."""
     data = bytearray()
@@ -182,7 +186,7 @@ def _assemble(path, chunks, n, size, crc):
     return bytes(data)
 
 
-def map_gcda(kernel_path, build_dir):
+def map_gcda(kernel_path: str, build_dir: str) -> str:
     """Where the .gcda of kernel_path goes: the longest tail of the path
     that names a .gcno in build_dir."""
     if not kernel_path.endswith('.gcda'):
@@ -199,7 +203,7 @@ def map_gcda(kernel_path, build_dir):
 # gcov JSON -> per-function summary
 # --------------------------------------------------------------------------
 
-def rel_source(path, cwd, tree):
+def rel_source(path: str, cwd: str | None, tree: str) -> str:
     """A gcov source path, relative to the kernel tree when inside it."""
     if not os.path.isabs(path):
         path = os.path.normpath(os.path.join(cwd or '', path))
@@ -209,7 +213,9 @@ def rel_source(path, cwd, tree):
     return path
 
 
-def summarize(gcov_docs, functions, tree, read_source=None):
+def summarize(gcov_docs: list[dict], functions: list[tuple[str, str]],
+              tree: str, read_source: Callable[[str], str | None] | None = None
+              ) -> list[dict]:
     """Per-function figures from gcov JSON documents (one per .gcda).
 
     Lines are merged over the documents by (file, line): a line counts
@@ -220,9 +226,9 @@ def summarize(gcov_docs, functions, tree, read_source=None):
     that is always inlined) gets its extent from the source.
     functions: [(name, tree path)]; tree: the kernel tree's directory.
     """
-    lines = {}      # (file, line) -> count
-    branches = {}   # (file, line) -> list of counts (all objects)
-    extents = {}    # (file, name) -> set of (start, end)
+    lines: dict[tuple[str, int], int] = {}
+    branches: dict[tuple[str, int], list[int]] = {}  # counts, all objects
+    extents: dict[tuple[str, str], set[tuple[int, int]]] = {}
     for doc in gcov_docs:
         cwd = doc.get('current_working_directory')
         for f in doc.get('files', []):
@@ -251,7 +257,7 @@ def summarize(gcov_docs, functions, tree, read_source=None):
         unexec = [ln for ln in nums if lines[(src, ln)] == 0]
         br = [(ln, c) for ln in nums for c in branches.get((src, ln), [])]
         untaken = sorted({ln for ln, c in br if c == 0})
-        rec = {
+        rec: dict = {
             'function': name, 'file': src,
             'start_line': min(a for a, _ in ranges),
             'end_line': max(b for _, b in ranges), 'extent_from': origin,
@@ -269,13 +275,13 @@ def summarize(gcov_docs, functions, tree, read_source=None):
     return out
 
 
-def percent(hits):
+def percent(hits: dict) -> float:
     if not hits['total']:
         return 100.0
     return round(100.0 * hits['hit'] / hits['total'], 1)
 
 
-def documented_refs(text):
+def documented_refs(text: str) -> set[tuple[str, int]]:
     """Set of (file, line) that docs/TREE/coverage.md explains.
 
     A line is explained by a table row whose first cell cites it as
@@ -297,7 +303,7 @@ def documented_refs(text):
     return refs
 
 
-def undocumented(rec, refs):
+def undocumented(rec: dict, refs: set[tuple[str, int]]) -> list[int]:
     """Lines of a function's misses that docs/TREE/coverage.md does not
     cite."""
     miss = sorted(set(rec['unexecuted_lines']) |
@@ -305,7 +311,8 @@ def undocumented(rec, refs):
     return [ln for ln in miss if (rec['file'], ln) not in refs]
 
 
-def stale_refs(recs, refs):
+def stale_refs(recs: list[dict], refs: set[tuple[str, int]]
+               ) -> list[tuple[str, int]]:
     """(file, line) that docs/TREE/coverage.md explains inside a function
     of recs although the line is no longer a miss: the explanation is
     out of date. Only reported, never failed on: a race-only line may run
@@ -319,7 +326,7 @@ def stale_refs(recs, refs):
     return out
 
 
-def table(recs):
+def table(recs: list[dict]) -> list[str]:
     rows = ['%-34s %-19s %15s %15s  %s' % ('function', 'file', 'lines',
                                            'branches', 'goal')]
     for r in recs:
@@ -335,7 +342,7 @@ def table(recs):
 # The run
 # --------------------------------------------------------------------------
 
-def test_objects(tree):
+def test_objects(tree: Tree) -> list[str]:
     """The objects of the tree's test sources (kernel_sources(), harness
     left out), profiled too: a static inline of the pin core that the
     tests call (folio_maybe_dma_pinned(), is_longterm_pinnable_page()) has
@@ -345,12 +352,12 @@ def test_objects(tree):
                   if rel.endswith('.c'))
 
 
-def profiled(args, tree):
+def profiled(args: argparse.Namespace, tree: Tree) -> list[str]:
     """--profile, else the objects of the tree's pin core."""
     return list(args.profile) if args.profile else pin_core_objects(tree)
 
 
-def build_and_run(args, tree):
+def build_and_run(args: argparse.Namespace, tree: Tree) -> float:
     cmd = [sys.executable, os.path.join(ROOT, 'tools', 'run_suite.py'),
            '--tree', tree.name,
            '--build_dir', args.build_dir, '--results', args.run_results]
@@ -371,7 +378,7 @@ def build_and_run(args, tree):
     return time.monotonic() - t0
 
 
-def write_gcda(images, build_dir):
+def write_gcda(images: dict[str, bytes], build_dir: str) -> list[str]:
     written = []
     for kpath, data in sorted(images.items()):
         dest = map_gcda(kpath, build_dir)
@@ -381,7 +388,7 @@ def write_gcda(images, build_dir):
     return written
 
 
-def gcov_json(gcda):
+def gcov_json(gcda: str) -> list[dict]:
     """gcov --json-format of one .gcda, run in a scratch directory."""
     with tempfile.TemporaryDirectory() as tmp:
         proc = run(['gcov', '--json-format', '--stdout', '--branch-counts',
@@ -405,7 +412,8 @@ def gcov_json(gcda):
     return docs
 
 
-def lcov_html(args, gcdas, tree):
+def lcov_html(args: argparse.Namespace, gcdas: list[str],
+              tree: Tree) -> str:
     for tool in ('lcov', 'genhtml', 'gcov'):
         if not shutil.which(tool):
             raise ToolError('%s not found; run tools/deps (package %s)'
@@ -425,7 +433,7 @@ def lcov_html(args, gcdas, tree):
     return info
 
 
-def source_reader(tree):
+def source_reader(tree: Tree) -> Callable[[str], str | None]:
     def read_source(rel):
         try:
             with open(os.path.join(tree.linux, rel), errors='replace') as f:
@@ -435,7 +443,7 @@ def source_reader(tree):
     return read_source
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument('filter', nargs='?', default='',
@@ -493,7 +501,8 @@ def main():
     return status
 
 
-def coverage(args, tree):
+def coverage(args: argparse.Namespace,
+             tree: Tree) -> tuple[int, int, int]:
     """One tree; return (exit status, functions meeting the goal, the
     others). ToolError on a tool error."""
     functions = read_pin_core(tree)

@@ -57,12 +57,15 @@ import glob
 import os
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import prepare_tree  # noqa: E402
-from _common import (ROOT, BuildLock, ToolError,  # noqa: E402
+from _common import (ROOT, BuildLock, ToolError, Tree,  # noqa: E402
                      add_tree_argument, die, display, harness_sources,
                      kernel_sources, run, selected_trees)
 
@@ -76,11 +79,11 @@ PLACEHOLDER_EMAIL = re.compile(r'@(?:localhost|example\.(?:org|com|net))$',
 SIGNOFF_RE = re.compile(r'^Signed-off-by:.*<([^<>\s]+)>\s*$', re.I)
 
 
-def out_dir(tree):
+def out_dir(tree: Tree) -> str:
     return os.path.join(tree.results, 'series')
 
 
-def read_text(path, what):
+def read_text(path: str, what: str) -> str:
     try:
         with open(path, encoding='utf-8') as f:
             return f.read()
@@ -89,7 +92,7 @@ def read_text(path, what):
                         % (display(path), what, e.strerror))
 
 
-def runner_identity(repo=ROOT):
+def runner_identity(repo: str = ROOT) -> tuple[str, str]:
     """(name, email) of whoever runs the export: git config user.name and
     user.email in the project repository. Unset: a ToolError."""
     ident = []
@@ -110,21 +113,22 @@ def runner_identity(repo=ROOT):
     return name, email
 
 
-def is_placeholder(email):
+def is_placeholder(email: str) -> bool:
     """Is this author email the project placeholder (never a person)?"""
     return bool(PLACEHOLDER_EMAIL.search(email.strip()))
 
 
-def drop_placeholder_signoffs(msg):
+def drop_placeholder_signoffs(msg: str) -> str:
     """The commit message without Signed-off-by lines of a placeholder,
     ending in one newline."""
     lines = [ln for ln in msg.splitlines()
-             if not (SIGNOFF_RE.match(ln) and
-                     is_placeholder(SIGNOFF_RE.match(ln).group(1)))]
+             if not ((m := SIGNOFF_RE.match(ln)) and
+                     is_placeholder(m.group(1)))]
     return '\n'.join(lines).rstrip('\n') + '\n'
 
 
-def parse_cover(text, path='cover-letter.txt'):
+def parse_cover(text: str,
+                path: str = 'cover-letter.txt') -> tuple[str, str]:
     """(subject, blurb) of patches/TREE/cover-letter.txt."""
     lines = text.strip('\n').splitlines()
     if not lines or not lines[0].strip():
@@ -136,7 +140,7 @@ def parse_cover(text, path='cover-letter.txt'):
     return subject, blurb
 
 
-def fill_cover(text, subject, blurb):
+def fill_cover(text: str, subject: str, blurb: str) -> str:
     """Put subject and blurb into format-patch's cover letter template."""
     for marker in ('*** SUBJECT HERE ***', '*** BLURB HERE ***'):
         if marker not in text:
@@ -145,7 +149,7 @@ def fill_cover(text, subject, blurb):
                .replace('*** BLURB HERE ***', blurb, 1)
 
 
-def export_date():
+def export_date() -> str:
     epoch = os.environ.get('SOURCE_DATE_EPOCH')
     if epoch:
         if not epoch.isdigit():
@@ -154,7 +158,9 @@ def export_date():
     return DEFAULT_DATE
 
 
-def ident_env(author, author_date, committer, date, extra=None):
+def ident_env(author: tuple[str, str], author_date: str,
+              committer: tuple[str, str], date: str,
+              extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ, GIT_AUTHOR_NAME=author[0],
                GIT_AUTHOR_EMAIL=author[1], GIT_AUTHOR_DATE=author_date,
                GIT_COMMITTER_NAME=committer[0],
@@ -163,11 +169,13 @@ def ident_env(author, author_date, committer, date, extra=None):
     return env
 
 
-def repo_git(repo, *args, **kw):
+def repo_git(repo: str, *args: str,
+             **kw: Any) -> subprocess.CompletedProcess[str]:
     return run(['git', '-C', repo] + prepare_tree.GIT_ID + list(args), **kw)
 
 
-def commit_tree(repo, tree_id, parent, msg, env, scratch):
+def commit_tree(repo: str, tree_id: str, parent: str, msg: str,
+                env: Mapping[str, str], scratch: str) -> str:
     """git commit-tree with the message in a scratch file; return the id."""
     path = os.path.join(scratch, 'msg')
     with open(path, 'w', encoding='utf-8') as f:
@@ -176,7 +184,9 @@ def commit_tree(repo, tree_id, parent, msg, env, scratch):
                     env=env).stdout.strip()
 
 
-def resign_series(repo, base, head, runner, date, scratch, fold):
+def resign_series(repo: str, base: str, head: str,
+                  runner: tuple[str, str], date: str, scratch: str,
+                  fold: dict[str, str]) -> str:
     """Commit base..head again on base, with the same trees (the last one
     plus the files of fold): placeholder authors become the
     runner, placeholder sign-offs go, the committer is the runner at
@@ -201,7 +211,8 @@ def resign_series(repo, base, head, runner, date, scratch, fold):
     return parent
 
 
-def tree_with(repo, commit, srcs, scratch):
+def tree_with(repo: str, commit: str, srcs: dict[str, str],
+              scratch: str) -> str:
     """The id of commit's tree plus the files srcs ({tree path: file}),
     made through a temporary index; a file of the tree is never
     overwritten."""
@@ -220,13 +231,13 @@ def tree_with(repo, commit, srcs, scratch):
     return repo_git(repo, 'write-tree', env=env).stdout.strip()
 
 
-def patch_paths(text):
+def patch_paths(text: str) -> set[str]:
     """Tree paths that a format-patch file changes."""
     return set(re.findall(r'^diff --git a/(\S+) b/\S+$', text, re.M)) | \
         set(re.findall(r'^diff --git a/\S+ b/(\S+)$', text, re.M))
 
 
-def check_no_harness(patches, tree):
+def check_no_harness(patches: Iterable[str], tree: Tree) -> None:
     """No exported patch may add a harness file or build its object."""
     harness = harness_sources(tree)
     objs = {os.path.basename(rel)[:-2] + '.o' for rel in harness
@@ -245,7 +256,8 @@ def check_no_harness(patches, tree):
                                 % (display(p), line[1:].strip()))
 
 
-def export(tree, state, runner, out=None):
+def export(tree: Tree, state: dict, runner: tuple[str, str],
+           out: str | None = None) -> tuple[list[str], str]:
     """Write the tree's series to out; return (patch paths, exported tree
     id)."""
     out = out or out_dir(tree)
@@ -283,13 +295,14 @@ def export(tree, state, runner, out=None):
     return patches, tree_id
 
 
-def remove_worktree(repo, path):
+def remove_worktree(repo: str, path: str) -> None:
     repo_git(repo, 'worktree', 'remove', '--force', path, check=False)
     shutil.rmtree(path, ignore_errors=True)
     repo_git(repo, 'worktree', 'prune', check=False)
 
 
-def verify(tree, state, patches, tree_id):
+def verify(tree: Tree, state: dict, patches: list[str],
+           tree_id: str) -> None:
     """git am the patches on a fresh worktree at base; compare the tree."""
     wt = os.path.join(tree.build, 'export-am')
     remove_worktree(tree.linux, wt)
@@ -314,7 +327,7 @@ def verify(tree, state, patches, tree_id):
         remove_worktree(tree.linux, wt)
 
 
-def uncommitted_sources(tree):
+def uncommitted_sources(tree: Tree) -> list[str]:
     """Exported kernel sources that differ from the project's HEAD."""
     paths = sorted(kernel_sources(tree, harness=False).values())
     proc = run(['git', '-C', ROOT, 'status', '--porcelain',
@@ -324,7 +337,7 @@ def uncommitted_sources(tree):
     return [ln[3:] for ln in proc.stdout.splitlines() if ln.strip()]
 
 
-def export_tree(tree, runner):
+def export_tree(tree: Tree, runner: tuple[str, str]) -> str:
     """Prepare, export and verify one tree; return the line to print."""
     state = prepare_tree.prepare(tree, quiet=True)
     patches, tree_id = export(tree, state, runner)
@@ -341,7 +354,7 @@ def export_tree(tree, runner):
                          state['version'], runner[0], runner[1]))
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     add_tree_argument(ap)
