@@ -1,7 +1,7 @@
 """The steps of `make check` (tools/check.py) that read the project and
 its trees without booting a kernel: the tools' own unittest suite, mypy
-on the tools, the series as git am applies it, checkpatch and kernel-doc, the W=1 compile
-and the coverage matrix.
+on the tools, the series as git am applies it, checkpatch and
+kernel-doc, the W=1 compile and the coverage matrix.
 
 Each step adds its tests to check.py's tally t with t.add(step, name, ok,
 why) and prints a line that names its tree.

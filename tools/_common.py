@@ -377,7 +377,8 @@ def kernel_sources(tree: Tree | str, harness: bool = True,
     return out
 
 
-def harness_sources(tree: Tree | str, kunit: str | None = None) -> dict[str, str]:
+def harness_sources(tree: Tree | str,
+                    kunit: str | None = None) -> dict[str, str]:
     """The harness-only part of kernel_sources(tree): {tree path: path}."""
     kunit = kunit or KUNIT
     harness_top = os.path.join(kunit, HARNESS_DIR) + os.sep

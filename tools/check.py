@@ -89,8 +89,8 @@ from _common import (RESULTS, BuildLock, ToolError, Tree,  # noqa: E402
                      selected_trees)
 
 TOOL = 'check'
-STEPS = ['tools', 'mypy', 'apply', 'checkpatch', 'kunit', 'reviewer', 'w1', 'matrix',
-         'mutants', 'genmut', 'debug', 'coverage', 'audit']
+STEPS = ['tools', 'mypy', 'apply', 'checkpatch', 'kunit', 'reviewer', 'w1',
+         'matrix', 'mutants', 'genmut', 'debug', 'coverage', 'audit']
 
 
 def check_tree(t: Tally, tree: Tree,

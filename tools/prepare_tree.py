@@ -42,10 +42,10 @@ import tempfile
 from collections.abc import Iterable, Mapping
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import (BuildLock, ToolError, Tree, add_tree_argument,  # noqa: E402
-                     die, display, harness_sources, kernel_sources,
-                     load_state, read_names, run, save_state,
-                     selected_trees)
+from _common import (BuildLock, ToolError, Tree,  # noqa: E402
+                     add_tree_argument, die, display, harness_sources,
+                     kernel_sources, load_state, read_names, run,
+                     save_state, selected_trees)
 
 TOOL = 'prepare_tree'
 SRC_DIR = os.path.join(os.environ.get('GPK_SRC_DIR', '/usr/src/'), '')
