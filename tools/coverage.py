@@ -511,7 +511,7 @@ def coverage(args: argparse.Namespace,
     t_run = build_and_run(args, tree) if args.run else None
     log = os.path.join(args.run_results, 'kunit.log')
     try:
-        notes = []
+        notes: list[str] = []
         with open(log, errors='backslashreplace') as f:
             images = parse_console(f, notes)
     except OSError as e:
