@@ -294,21 +294,6 @@ def md_cell(text: Any) -> str:
     return str(text).replace('|', '\\|').replace('\n', ' ')
 
 
-def shown_cases(entry: Entry) -> str:
-    """The first three cases that killed a mutant, and how many more."""
-    cases = entry.get('cases') or []
-    return '; '.join(cases[:3]) + (' (+%d more)' % (len(cases) - 3)
-                                   if len(cases) > 3 else '')
-
-
-def status_text(entry: Entry, claimed: str) -> str:
-    """A mutant's status for a report; a killed mutant that was declared
-    equivalent says so, with @claimed."""
-    if entry['status'] == 'killed' and entry.get('equivalent_claimed'):
-        return 'killed (%s)' % claimed
-    return entry['status']
-
-
 def write_atomically(path: str, text: str) -> None:
     """Write text to path through a temporary file and a rename."""
     os.makedirs(os.path.dirname(path) or '.', exist_ok=True)

@@ -166,6 +166,7 @@ from typing import Any, Dict, List, Optional, Tuple
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _mutation  # noqa: E402
 import _schemata  # noqa: E402
+import _scores  # noqa: E402
 from _common import (ToolError, add_tree_argument,  # noqa: E402
                      die, display, interrupt_on_sigterm, selected_trees)
 from _generator import (NAME_RE, OP_ORDER, OPERATORS,  # noqa: E402
@@ -258,29 +259,22 @@ def sample(mutants: List[Mutant], equivalents: Dict[str, str],
 # Reports
 # --------------------------------------------------------------------------
 
-COUNT_KEYS = ('generated', 'compiled', 'killed', 'equivalent', 'survived',
-              'nocompile', 'noapply', 'not_run')
+COUNT_KEYS = _scores.COUNT_KEYS
 
 
-def counts(mutants: List[Mutant], entries: Dict[str, Entry]
-           ) -> Dict[str, Any]:
-    """Counts of a group of mutants given {name: entry} of their runs."""
-    c: Dict[str, Any] = {k: 0 for k in COUNT_KEYS}
-    c['catalogue_errors'] = 0
-    for m in mutants:
-        c['generated'] += 1
-        e = entries.get(m.name)
-        if e is None:
-            c['not_run'] += 1
-            continue
-        c[e['status']] += 1
-        if e['status'] == 'killed' and e.get('equivalent_claimed'):
-            c['catalogue_errors'] += 1
-    c['compiled'] = (c['generated'] - c['nocompile'] - c['noapply'] -
-                     c['not_run'])
-    c['score'] = round(100.0 * (c['killed'] + c['equivalent']) /
-                       c['compiled'], 1) if c['compiled'] else None
-    return c
+def counts(mutants: List[Mutant], entries: Dict[str, Entry],
+           coverage: Optional[_scores.Coverage] = None) -> Dict[str, Any]:
+    """Counts of a group of mutants given {name: entry} of their runs:
+    _scores.tally() of their outcomes, the group's size as generated."""
+    ran = [entries[m.name] for m in mutants if m.name in entries]
+    return _count_dict(_scores.tally(_scores.outcomes(ran, coverage),
+                                     len(mutants)))
+
+
+def _count_dict(t: Dict[str, Any]) -> Dict[str, Any]:
+    """The keys of a tally() that the report keeps, in its order."""
+    return {k: t[k] for k in COUNT_KEYS + ('catalogue_errors',
+                                           'no_coverage', 'score')}
 
 
 def score_line(c: Dict[str, Any]) -> str:
@@ -288,19 +282,23 @@ def score_line(c: Dict[str, Any]) -> str:
     declares equivalent (a wrong declaration: they fail the run) are
     named after the kills."""
     errors = c.get('catalogue_errors', 0)
+    uncovered = c.get('no_coverage', 0)
     return ('generated %d, compiled %d, killed %d%s, equivalent %d, '
-            'survived %d; dropped (nocompile) %d, noapply %d, not run %d; '
+            'survived %d%s; dropped (nocompile) %d, noapply %d, not run %d; '
             'score %s' % (c['generated'], c['compiled'], c['killed'],
                           ' (%d of them declared equivalent: wrongly)'
                           % errors if errors else '',
-                          c['equivalent'], c['survived'], c['nocompile'],
+                          c['equivalent'], c['survived'],
+                          ' (%d on lines no test runs)' % uncovered
+                          if uncovered else '', c['nocompile'],
                           c['noapply'], c['not_run'],
                           '-' if c['score'] is None else '%.1f%%'
                           % c['score']))
 
 
 def report(tree: Any, mutants: List[Mutant], entries: List[Entry],
-           meta: Dict[str, Any]) -> Dict[str, Any]:
+           meta: Dict[str, Any],
+           coverage: Optional[_scores.Coverage] = None) -> Dict[str, Any]:
     """The report dict of results/TREE/mutants-generated.json; meta has
     tree_head and tests_sha256 (today's) and sample."""
     by_name = {e['name']: e for e in entries}
@@ -308,24 +306,54 @@ def report(tree: Any, mutants: List[Mutant], entries: List[Entry],
     for func in dict.fromkeys(m.function for m in mutants):
         group = [m for m in mutants if m.function == func]
         funcs.append(dict(function=func, file=group[0].file,
-                          **counts(group, by_name)))
+                          **counts(group, by_name, coverage)))
     ops = []
     for op in OPERATORS:
         group = [m for m in mutants if m.op == op]
         if group:
-            ops.append(dict(operator=op, **counts(group, by_name)))
+            ops.append(dict(operator=op, **counts(group, by_name, coverage)))
     ordered = [by_name[m.name] for m in mutants if m.name in by_name]
     older = sum(1 for e in ordered
                 if e.get('tests_sha256') != meta.get('tests_sha256'))
     modes = collections.Counter(e.get('mode', 'patch') for e in ordered)
-    return dict(tree=tree.name, total=counts(mutants, by_name),
+    return dict(tree=tree.name, total=counts(mutants, by_name, coverage),
                 functions=funcs, operators=ops, older_tests=older,
                 modes=dict(sorted(modes.items())), mutants=ordered, **meta)
 
 
-def markdown(rep: Dict[str, Any], baseline: Optional[Baseline] = None
-             ) -> str:
-    """RESULTS/mutants-generated.md: the counts and every mutant."""
+def recount(rep: Dict[str, Any], coverage: Optional[_scores.Coverage] = None,
+            where: str = 'the report') -> Dict[str, Any]:
+    """A report (of mutants-generated.json) with every count computed
+    again from its entries, as report() computes them, without the
+    generator: each row keeps the number of mutants it had (generated),
+    and its entries are those of its function or operator. What
+    tools/report.py renders."""
+    try:
+        entries = list(rep['mutants'])
+        rows = [(r, 'function') for r in rep['functions']] + \
+            [(r, 'operator') for r in rep['operators']]
+        total = int(rep['total']['generated'])
+        sized = [(r, key, int(r['generated'])) for r, key in rows]
+    except (KeyError, TypeError, ValueError):
+        raise ToolError('%s is not a report of tools/genmut.py (no total, '
+                        'functions, operators or mutants)' % where)
+    outs = _scores.outcomes(entries, coverage, where=where)
+    new = dict(rep, total=_count_dict(_scores.tally(outs, total)))
+    new['functions'], new['operators'] = [], []
+    for r, key, size in sized:
+        group = [o for o in outs if o.entry.get(key) == r[key]]
+        row = {k: v for k, v in r.items() if k not in COUNT_KEYS +
+               ('catalogue_errors', 'no_coverage', 'score')}
+        row.update(_count_dict(_scores.tally(group, size)))
+        new['functions' if key == 'function' else 'operators'].append(row)
+    return new
+
+
+def markdown(rep: Dict[str, Any], baseline: Optional[Baseline] = None,
+             coverage: Optional[_scores.Coverage] = None) -> str:
+    """RESULTS/mutants-generated.md: the counts and every mutant (the
+    counts of rep as report() or recount() computed them, with the same
+    coverage)."""
     cell = _mutation.md_cell
     out = ['# Generated mutants (%s)' % rep['tree'], '',
            score_line(rep['total']), '']
@@ -355,13 +383,13 @@ def markdown(rep: Dict[str, Any], baseline: Optional[Baseline] = None
         out.append('')
     out += ['| mutant | status | mode | seconds | description | cases |',
             '|---|---|---|---:|---|---|']
-    for e in rep['mutants']:
-        shown = _mutation.shown_cases(e)
-        status = _mutation.status_text(e, 'declared equivalent: an error')
+    for o in _scores.outcomes(rep['mutants'], coverage):
+        e = o.entry
+        status = o.status_text('declared equivalent: an error')
         out.append('| %s | %s | %s | %.1f | %s | %s |' % (
             cell(e['name']), cell(status), e.get('mode', 'patch'),
             e.get('seconds') or 0.0,
-            cell(e.get('description', '')), cell(shown)))
+            cell(e.get('description', '')), cell(o.shown_cases())))
     return '\n'.join(out) + '\n'
 
 
@@ -610,12 +638,14 @@ def cmd_run(tree: Any, mutants: List[Mutant], eq: Dict[str, str], args: Any
     keep = [e for n, e in kept.items() if n not in redo and
             any(m.name == n for m in scope)]
 
+    coverage = _scores.tree_coverage(tree)
+
     def write(es: List[Entry], base: Optional[Baseline]) -> None:
-        rep = report(tree, scope, es, meta)
+        rep = report(tree, scope, es, meta, coverage)
         _mutation.write_atomically(json_path,
                                    json.dumps(rep, indent=1) + '\n')
         _mutation.write_atomically(os.path.join(results, name + '.md'),
-                                   markdown(rep, base))
+                                   markdown(rep, base, coverage))
 
     print('%s: %s: %d mutants selected, %d to run (%d of them in headers), '
           '%d kept from earlier runs' % (TOOL, tree.name, len(selected),
@@ -629,11 +659,11 @@ def cmd_run(tree: Any, mutants: List[Mutant], eq: Dict[str, str], args: Any
     entries = _schemata.run_mutants(tree, loaded, fit, args, results, name,
                                     keep, write, TOOL)
     by_name = {e['name']: e for e in entries}
-    rep = report(tree, scope, entries, meta)
+    rep = report(tree, scope, entries, meta, coverage)
     print('%s: %s: %s; reports in %s' % (
         TOOL, tree.name, score_line(rep['total']),
         display(os.path.join(results, name + '.md'))), flush=True)
-    return summary_counts(counts(selected, by_name))
+    return summary_counts(counts(selected, by_name, coverage))
 
 
 def parser() -> argparse.ArgumentParser:

@@ -100,6 +100,7 @@ from typing import Any, Dict, List, Optional, Tuple
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _mutation  # noqa: E402
 import _schemata  # noqa: E402
+import _scores  # noqa: E402
 from _common import (ToolError, add_tree_argument, die,  # noqa: E402
                      display, interrupt_on_sigterm, selected_trees)
 from _mutation import Baseline, Entry, Mutant  # noqa: E402
@@ -216,25 +217,20 @@ def plan(args: Any, trees: List[Any]) -> List[Tuple[Any, List[Mutant]]]:
 
 
 # ------------------------------------------------------------------ reports
+#
+# Every figure comes from tools/_scores.py: outcomes() of the entries,
+# tally() of the outcomes (tools/report.py renders the same ones).
 
-def is_failure(entry: Entry) -> bool:
-    """Does this mutant count as a failure of the suite (or catalogue)?"""
-    if entry['status'] == 'killed':
-        return bool(entry.get('equivalent_claimed'))
-    return entry['status'] != 'equivalent'
-
-
-def totals(entries: List[Entry]) -> Dict[str, int]:
-    """Counts per status plus passed/failed, for the report."""
-    t = {s: 0 for s in _mutation.STATUSES}
-    for e in entries:
-        t[e['status']] += 1
-    t['total'] = len(entries)
-    t['catalogue_errors'] = sum(1 for e in entries if e['status'] == 'killed'
-                                and e.get('equivalent_claimed'))
-    t['failed'] = sum(1 for e in entries if is_failure(e))
-    t['passed'] = t['total'] - t['failed']
-    return t
+def totals(entries: List[Entry], coverage: Optional[_scores.Coverage] = None
+           ) -> Dict[str, int]:
+    """Counts per status plus total, no_coverage, catalogue_errors,
+    passed and failed, for the report."""
+    t = _scores.tally(_scores.outcomes(entries, coverage))
+    out = {s: t[s] for s in _mutation.STATUSES}
+    out.update(total=t['ran'], no_coverage=t['no_coverage'],
+               catalogue_errors=t['catalogue_errors'], failed=t['failed'],
+               passed=t['passed'])
+    return out
 
 
 def summary_line(entries: List[Entry]) -> str:
@@ -243,21 +239,24 @@ def summary_line(entries: List[Entry]) -> str:
     return '%d passed, %d failed, 0 skipped' % (t['passed'], t['failed'])
 
 
-def totals_line(entries: List[Entry]) -> str:
+def totals_line(entries: List[Entry],
+                coverage: Optional[_scores.Coverage] = None) -> str:
     """'killed K / total T (equivalent E)' and what else there is."""
-    t = totals(entries)
+    t = totals(entries, coverage)
     line = 'killed %d / total %d (equivalent %d)' % (
         t['killed'], t['total'], t['equivalent'])
     extra = ['%s %d' % (s, t[s]) for s in ('survived', 'noapply', 'nocompile')
              if t[s]]
+    if t['no_coverage']:
+        extra.append('survived on a line no test runs %d' % t['no_coverage'])
     if t['catalogue_errors']:
         extra.append('killed-but-marked-equivalent %d'
                      % t['catalogue_errors'])
     return line + ('; ' + ', '.join(extra) if extra else '')
 
 
-def markdown(entries: List[Entry], baseline: Optional[Baseline] = None
-             ) -> str:
+def markdown(entries: List[Entry], baseline: Optional[Baseline] = None,
+             coverage: Optional[_scores.Coverage] = None) -> str:
     """results/mutants.md: a table and the totals line."""
     out = ['# Mutants', '']
     if baseline is not None and baseline.failures:
@@ -267,24 +266,44 @@ def markdown(entries: List[Entry], baseline: Optional[Baseline] = None
            '| mutant | file | status | seconds | description | cases |',
            '|---|---|---|---:|---|---|']
     cell = _mutation.md_cell
-    for e in entries:
-        shown = _mutation.shown_cases(e)
-        status = _mutation.status_text(e, 'marked equivalent: catalogue error')
+    for o in _scores.outcomes(entries, coverage):
+        e = o.entry
+        status = o.status_text('marked equivalent: catalogue error')
         out.append('| %s | %s | %s | %.1f | %s | %s |' % (
             cell(e['name']), cell(e['file']), cell(status),
             e.get('seconds') or 0.0, cell(e.get('description', '')),
-            cell(shown)))
-    out += ['', totals_line(entries), '']
+            cell(o.shown_cases())))
+    out += ['', totals_line(entries, coverage), '']
     return '\n'.join(out)
 
 
 def write_reports(entries: List[Entry], results: str,
-                  baseline: Optional[Baseline] = None) -> None:
-    """Write RESULTS/mutants.json and RESULTS/mutants.md atomically."""
+                  baseline: Optional[Baseline] = None,
+                  coverage: Optional[_scores.Coverage] = None) -> None:
+    """Write RESULTS/mutants.json and RESULTS/mutants.md atomically;
+    coverage: the tree's (_scores.read_coverage(), for the survivors that
+    no test reaches)."""
     for name, text in (('mutants.json', json.dumps(entries, indent=1) + '\n'),
-                       ('mutants.md', markdown(entries, baseline))):
+                       ('mutants.md', markdown(entries, baseline, coverage))):
         _mutation.write_atomically(os.path.join(results, name), text)
 
+
+def report_baseline(entries: List[Entry], results: str
+                    ) -> Optional[Baseline]:
+    """The baseline whose failures mutants.md names, as a run or a rescore
+    gives it to write_reports(): the unmutated tree's if a mutant ran
+    from its patch, else the schema kernel's; None if its summary.json is
+    not there (tools/report.py renders mutants.md again from the
+    results)."""
+    modes = set(e.get('mode', 'patch') for e in entries)
+    for mode, sub in (('patch', '_baseline'),
+                      ('schema', _schemata.SCHEMA_BASELINE)):
+        if mode in modes:
+            summary = _mutation.read_summary(os.path.join(results, 'mutants',
+                                                          sub))
+            if summary is not None and not summary.get('crashed'):
+                return Baseline(summary)
+    return None
 
 
 def _baselines(entries: List[Entry], results: str) -> Dict[str, Baseline]:
@@ -303,10 +322,12 @@ def _baselines(entries: List[Entry], results: str) -> Dict[str, Baseline]:
     return out
 
 
-def rescore(mutants: List[Mutant], results: str) -> List[Entry]:
+def rescore(mutants: List[Mutant], results: str,
+            coverage: Optional[_scores.Coverage] = None) -> List[Entry]:
     """Recompute killed/survived/equivalent of an earlier run from its
     RESULTS/mutants/*/summary.json (noapply/nocompile are kept), each
-    mutant against the baseline of the mode it ran in (_baselines())."""
+    mutant against the baseline of the mode it ran in (_baselines());
+    coverage as for write_reports()."""
     try:
         with open(os.path.join(results, 'mutants.json')) as f:
             old = {e['name']: e for e in json.load(f)}
@@ -336,8 +357,8 @@ def rescore(mutants: List[Mutant], results: str) -> List[Entry]:
         print('%s:   %s %s' % (TOOL, e['name'],
                                 _mutation.console_verdict(e)))
     write_reports(entries, results, baselines.get('patch') or
-                  baselines.get('schema'))
-    print('%s: %s (rescored)' % (TOOL, totals_line(entries)))
+                  baselines.get('schema'), coverage)
+    print('%s: %s (rescored)' % (TOOL, totals_line(entries, coverage)))
     return entries
 
 
@@ -365,12 +386,13 @@ def run_tree(tree: Any, mutants: List[Mutant], args: Any, results: str
              ) -> List[Entry]:
     """Run (or rescore) the mutants of one tree in args.mode; return their
     entries. ToolError on a tool failure."""
+    coverage = _scores.tree_coverage(tree)
     if args.rescore:
-        return rescore(mutants, results)
+        return rescore(mutants, results, coverage)
     fit = schema_fits(tree, mutants) if args.mode == 'schema' else []
 
     def write(es: List[Entry], base: Optional[Baseline]) -> None:
-        write_reports(es, results, base)
+        write_reports(es, results, base, coverage)
 
     return _schemata.run_mutants(tree, mutants, fit, args, results,
                                  'mutants', [], write, TOOL)
