@@ -91,12 +91,35 @@ class DepsFaults(FaultCase):
                   '#!/bin/sh\necho "$@" >> "%s"\n' % self.apt_log)
         self.kunit = self.tmp / 'kunit'
         write_trees(self.kunit)
+        # The JavaScript of make report, installed as npm ci leaves it.
+        self.npm = self.tmp / 'build-npm'
+        (self.npm / 'node_modules').mkdir(parents=True)
+        for name in ('package.json', 'package-lock.json'):
+            shutil.copy(TOOLS / 'js' / name, self.npm / name)
+        (self.npm / 'node_modules' / '.package-lock.json').write_text('{}')
 
     def deps(self, uid, *args):
         write_exe(self.tmp / 'id', '#!/bin/sh\necho %d\n' % uid)
         env = clean_env(PATH='%s:%s' % (self.tmp, os.environ['PATH']),
-                        GPK_KUNIT=self.kunit)
+                        GPK_KUNIT=self.kunit, GPK_NPM=self.npm)
         return run_tool([DEPS] + list(args), env)
+
+    def test_javascript_is_installed_when_its_lock_changes(self):
+        (self.tmp / 'missing').write_text('none-such')
+        (self.npm / 'package-lock.json').write_text('{}')
+        self.assertFault(self.deps(1000, '--check'), 'tools/deps',
+                         'JavaScript of make report', 'not installed')
+        log = self.tmp / 'npm-calls'
+        write_exe(self.tmp / 'npm', '#!/bin/sh\necho "$@" >> "%s"\n'
+                  'touch node_modules/.package-lock.json\n' % log)
+        proc = self.deps(1000)
+        self.assertGood(proc)
+        self.assertIn('ci --ignore-scripts', log.read_text())
+        self.assertEqual((self.npm / 'package-lock.json').read_text(),
+                         (TOOLS / 'js' / 'package-lock.json').read_text())
+        log.unlink()
+        self.assertEqual(self.deps(1000).stderr, '')
+        self.assertFalse(log.exists())
 
     def test_not_root_prints_the_install_line(self):
         line = self.assertFault(self.deps(1000), 'tools/deps')
