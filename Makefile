@@ -11,6 +11,9 @@
 #                HEADER_REBUILD=targeted: a header mutant rebuilds its users,
 #                MODE=patch: build each mutant alone, not in one schema)
 #   make coverage gcov of the pin core in the QEMU run: results/TREE/coverage/
+#   make report  from the results there (runs nothing): every mutant in the
+#                mutation-testing-report-schema format and one page per tree,
+#                results/TREE/{mutation-report.json,report.html}, results/index.html
 #   make audit   Coccinelle audit of the pin API's callers: results/TREE/audit.md
 #   make fault   every failure point of every pin path made to fail, on the
 #                normal and the debug kernel: results/TREE/fault.{json,md}
@@ -42,7 +45,7 @@ RUN_ARGS = $(TREE_ARGS) $(FILTER_ARG) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
 .PHONY: help deps tree test test-debug check repeat mutants mutants-generated \
-	coverage audit series reviewer fault clean distclean
+	coverage report audit series reviewer fault clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -102,6 +105,9 @@ mutants-generated: deps
 
 coverage: deps
 	@$(PY) tools/coverage.py $(TREE_ARGS) $(FILTER_ARG)
+
+report: deps
+	@$(PY) tools/report.py $(TREE_ARGS)
 
 repeat: deps
 	@$(PY) tools/repeat.py $(TREE_ARGS) --runs 20 --isolated test $(FILTER_ARG)

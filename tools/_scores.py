@@ -225,9 +225,9 @@ def outcome(entry: Dict[str, Any], coverage: Optional[Coverage] = None,
     if status == 'survived' and coverage is not None:
         at = mutant_line(entry, diff)
         uncovered = at is not None and coverage.hits(*at) == 0
+    claimed = bool(entry.get('equivalent_claimed'))
     return Outcome(entry['name'], status, killers,
-                   status == 'killed' and bool(entry.get('equivalent_claimed')),
-                   uncovered, entry)
+                   status == 'killed' and claimed, uncovered, entry)
 
 
 def outcomes(entries: Iterable[Dict[str, Any]],

@@ -288,18 +288,19 @@ def write_reports(entries: List[Entry], results: str,
         _mutation.write_atomically(os.path.join(results, name), text)
 
 
-def report_baseline(entries: List[Entry], results: str
-                    ) -> Optional[Baseline]:
+def report_baseline(entries: List[Entry], results: str,
+                    runs: str = 'mutants') -> Optional[Baseline]:
     """The baseline whose failures mutants.md names, as a run or a rescore
     gives it to write_reports(): the unmutated tree's if a mutant ran
-    from its patch, else the schema kernel's; None if its summary.json is
-    not there (tools/report.py renders mutants.md again from the
+    from its patch, else the schema kernel's (under RESULTS/runs/); None
+    if its summary.json is not there (tools/report.py renders mutants.md
+    and, runs mutants-generated, mutants-generated.md again from the
     results)."""
     modes = set(e.get('mode', 'patch') for e in entries)
     for mode, sub in (('patch', '_baseline'),
                       ('schema', _schemata.SCHEMA_BASELINE)):
         if mode in modes:
-            summary = _mutation.read_summary(os.path.join(results, 'mutants',
+            summary = _mutation.read_summary(os.path.join(results, runs,
                                                           sub))
             if summary is not None and not summary.get('crashed'):
                 return Baseline(summary)
