@@ -67,6 +67,15 @@ and every line they print names the tree:
             tree (failed by an unresolved site without a current verdict
             in docs/TREE/audit-review.md, or a mismatch that is no known
             bug); the tools step leaves the planted mutants to this step
+  report    `make report TREE=TREE` from the results the steps left, then
+            results/TREE/mutation-report.json against the JSON schema of
+            the installed mutation-testing-report-schema (one test); a
+            tree without mutant results is skipped with one line
+  page      results/TREE/report.html in headless Chromium: the component
+            renders and shows the killed, survived, no-coverage and
+            ignored counts of the tree's mutant results, and the page
+            asks nothing of the network (one test); its screenshot is
+            results/TREE/report.png
 
 After the trees, results/junit.xml and results/summary.json combine the
 kunit step of every tree. The last line is 'N passed, N failed,
@@ -81,6 +90,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ktap_report  # noqa: E402
 import prepare_tree  # noqa: E402
+import _check_report as evidence  # noqa: E402
 import _check_runs as runs  # noqa: E402
 import _check_static as static  # noqa: E402
 from _check_static import Tally  # noqa: E402
@@ -90,7 +100,8 @@ from _common import (RESULTS, BuildLock, ToolError, Tree,  # noqa: E402
 
 TOOL = 'check'
 STEPS = ['tools', 'mypy', 'apply', 'checkpatch', 'kunit', 'reviewer', 'w1',
-         'matrix', 'mutants', 'genmut', 'debug', 'coverage', 'audit']
+         'matrix', 'mutants', 'genmut', 'debug', 'coverage', 'audit',
+         'report', 'page']
 
 
 def check_tree(t: Tally, tree: Tree,
@@ -124,7 +135,9 @@ def check_tree(t: Tally, tree: Tree,
              ('genmut', lambda: runs.step_genmut(t, tree, state)),
              ('coverage', lambda: runs.step_coverage(t, tree)),
              ('audit', lambda: runs.step_audit(t, tree)),
-             ('debug', lambda: runs.step_debug(t, tree, jobs.pop('debug')))]
+             ('debug', lambda: runs.step_debug(t, tree, jobs.pop('debug'))),
+             ('report', lambda: evidence.step_report(t, tree)),
+             ('page', lambda: evidence.step_page(t, tree))]
     try:
         for name, fn in steps:
             if name.split()[0] in skip:

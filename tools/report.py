@@ -243,6 +243,11 @@ def write_index(figs: List[Dict[str, Any]]) -> None:
     write_atomically(os.path.join(RESULTS, 'figures.md'), figures_md(figs))
 
 
+def write_index_all() -> None:
+    """write_index() of every tree of kunit/trees with mutant results."""
+    write_index([figures(load(t)) for t in read_trees() if has_results(t)])
+
+
 def figures_md(figs: List[Dict[str, Any]]) -> str:
     """results/figures.md: the headline figures, a column per tree."""
     rows = [('KUnit cases passed / failed / skipped', lambda f: (
@@ -386,8 +391,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 f = write_tree(tree)
                 print('%s: %s: %s; %s' % (TOOL, tree.name, line(f), display(
                     os.path.join(tree.results, 'report.html'))))
-            write_index([figures(load(t)) for t in read_trees()
-                         if has_results(t)])
+            write_index_all()
         for tree in trees if args.check else []:
             for what, fn in (('mutation-report.json', check_schema),
                              ('report.html', check_page)):

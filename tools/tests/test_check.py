@@ -21,6 +21,7 @@ from tests import fakes  # noqa: E402
 check = fakes.load_tool('check')
 static = fakes.load_tool('_check_static')
 runs = fakes.load_tool('_check_runs')
+evidence = fakes.load_tool('_check_report')
 
 # A test that does what test_genmut once did: it drops the GPK_LOCK_HELD
 # that check.py set for its own build/.lock.
@@ -415,6 +416,8 @@ class TreeStepOrder(unittest.TestCase):
         patches += [mock.patch.object(runs, 'step_' + n, step(n)) for n in
                     ('kunit', 'reviewer', 'mutants', 'genmut', 'coverage',
                      'audit', 'debug')]
+        patches += [mock.patch.object(evidence, 'step_' + n, step(n))
+                    for n in ('report', 'page')]
         patches += [
             mock.patch.object(runs, 'start_debug',
                               lambda *a: calls.append('start') or job),
@@ -439,7 +442,8 @@ class TreeStepOrder(unittest.TestCase):
         calls, job = self.run_tree()
         self.assertEqual(calls, ['apply', 'checkpatch', 'kunit', 'reviewer',
                                  'start', 'w1', 'matrix', 'mutants',
-                                 'genmut', 'coverage', 'audit', 'debug'])
+                                 'genmut', 'coverage', 'audit', 'debug',
+                                 'report', 'page'])
 
     def test_skipping_debug_starts_nothing(self):
         calls, _job = self.run_tree(skip=['debug'])
@@ -451,6 +455,40 @@ class TreeStepOrder(unittest.TestCase):
         self.assertEqual(calls[-1], 'mutants')
         job.stop.assert_called_once_with()
 
+
+
+class StepReport(unittest.TestCase):
+    """The report step fails on a mutation-report.json that the schema
+    refuses; a tree without mutant results is skipped, not counted."""
+
+    def run_step(self, report_text):
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = mock.Mock(results=tmp)
+            tree.name = '6.1'
+            t = check.Tally()
+            with contextlib.redirect_stdout(io.StringIO()), \
+                    mock.patch.object(evidence.report, 'write_tree'), \
+                    mock.patch.object(evidence.report, 'write_index_all'):
+                evidence.step_report(t, tree)
+                Path(tmp, 'mutants.json').write_text('[]')
+                if report_text is not None:
+                    Path(tmp, 'mutation-report.json').write_text(report_text)
+                evidence.step_report(t, tree)
+        return t
+
+    def test_a_report_the_schema_refuses_fails(self):
+        try:
+            evidence.report._mreport.load_schema()
+        except check.ToolError:
+            self.skipTest('mutation-testing-report-schema not installed')
+        t = self.run_step('{"schemaVersion": "2", "files": {}}')
+        self.assertEqual((t.passed, t.failed, t.skipped), (0, 1, 0))
+        self.assertIn("'thresholds' is a required property", t.failures[0])
+        t = self.run_step('{"schemaVersion": "2", "files": {}, '
+                          '"thresholds": {"high": 80, "low": 60}}')
+        self.assertEqual((t.passed, t.failed), (1, 0))
+        t = self.run_step(None)
+        self.assertIn('does not exist', t.failures[0])
 
 
 class StepReviewer(unittest.TestCase):
