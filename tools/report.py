@@ -301,12 +301,15 @@ def check_schema(tree: Any) -> List[str]:
 def expected_counts(tree: Any) -> Dict[str, int]:
     """The counts the page must show, counted straight from the status
     fields of mutants.json and mutants-generated.json (killed, survived
-    with or without coverage, ignored = equivalent), and of the
-    survivors, those that the tree's coverage says no test reaches."""
+    with or without coverage, ignored = equivalent, compile errors =
+    nocompile and noapply), and of the survivors, those that the tree's
+    coverage says no test reaches."""
     r = load(tree)
     entries = (r.catalogue or []) + (r.generated or {}).get('mutants', [])
     out = {s: sum(1 for e in entries if e.get('status') == s)
            for s in ('killed', 'survived', 'equivalent')}
+    out['compile_error'] = sum(1 for e in entries if e.get('status') in
+                               ('nocompile', 'noapply'))
     out['no_coverage'] = sum(o.no_coverage for o in r.outcomes['all'])
     return out
 
@@ -349,12 +352,13 @@ def compare_page(want: Dict[str, int], shown: Dict[str, str],
            'survived': (num(shown, 'Survived') or 0) +
            (num(shown, 'No coverage') or 0),
            'no_coverage': num(shown, 'No coverage'),
-           'equivalent': num(shown, 'Ignored')}
+           'equivalent': num(shown, 'Ignored'),
+           'compile_error': num(shown, 'Compile errors')}
     out = ['the component shows %s %s, the results say %d'
            % (k, got[k], want[k]) for k in want if got.get(k) != want[k]]
     out += ['the headline shows %s %s, the results say %d'
             % (k, headline.get(k), want[k]) for k in want
-            if num(headline, k) != want[k]]
+            if k != 'compile_error' and num(headline, k) != want[k]]
     out += ['the page asked the network for %s' % u for u in requests
             if not u.startswith(('file:', 'data:', 'about:', 'blob:'))]
     out += ['script error: %s' % e[:160] for e in errors]

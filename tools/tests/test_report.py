@@ -232,7 +232,8 @@ class Report(FakeTree):
                           figs['all']['no_coverage'],
                           figs['generated']['not_run']), (1, 1, 1, 4))
         self.assertEqual(rp.expected_counts(self.tree), {
-            'killed': 1, 'survived': 1, 'equivalent': 1, 'no_coverage': 1})
+            'killed': 1, 'survived': 1, 'equivalent': 1, 'no_coverage': 1,
+            'compile_error': 0})
         page = Path(self.tree.results, 'report.html').read_text()
         self.assertNotIn('src="http', page)
         self.assertIn('<td data-key="killed">1</td>', page)
@@ -296,9 +297,9 @@ class Report(FakeTree):
 class ComparePage(unittest.TestCase):
     def test_differences_are_named(self):
         want = {'killed': 2, 'survived': 1, 'equivalent': 0,
-                'no_coverage': 1}
+                'no_coverage': 1, 'compile_error': 0}
         shown = {'Killed': '2', 'Survived': '0', 'No coverage': '1',
-                 'Ignored': '0'}
+                 'Ignored': '0', 'Compile errors': '0'}
         head = {'killed': '2', 'survived': '1', 'equivalent': '0',
                 'no_coverage': '1'}
         self.assertEqual(rp.compare_page(want, shown, head, ['file:///x'],
