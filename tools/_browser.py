@@ -98,7 +98,7 @@ class Browser:
             raise
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> None:
         if self.proc is not None:
             try:
                 self._send('Browser.close', session=False, wait=False)
@@ -118,7 +118,6 @@ class Browser:
         if self._profile:
             shutil.rmtree(self._profile, ignore_errors=True)
             self._profile = ''
-        return False
 
     # ------------------------------------------------------------ protocol
 
@@ -241,9 +240,9 @@ class Browser:
         params: Dict[str, Any] = {'format': 'png'}
         if full_page:
             size = self._send('Page.getLayoutMetrics')
-            css = size.get('cssContentSize') or size.get('contentSize')
+            css = size.get('cssContentSize') or size.get('contentSize') or {}
             params['clip'] = {'x': 0, 'y': 0, 'width': self.width,
-                              'height': min(css['height'], 16000),
+                              'height': min(css.get('height', 16000), 16000),
                               'scale': 1}
             params['captureBeyondViewport'] = True
         data = self._send('Page.captureScreenshot', params)['data']

@@ -86,7 +86,7 @@ def schema_version(schema: Dict[str, Any]) -> str:
     if not m:
         raise ToolError('%s: cannot tell the schema version from the '
                         'pattern %r' % (SCHEMA_PKG, pattern))
-    return m.group(m.lastindex)
+    return m.groups()[-1]
 
 
 # --------------------------------------------------------------------------

@@ -44,7 +44,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, List, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _mreport  # noqa: E402
@@ -248,27 +248,40 @@ def write_index_all() -> None:
     write_index([figures(load(t)) for t in read_trees() if has_results(t)])
 
 
+def _ran_cell(g: str) -> Callable[[Dict[str, Any]], str]:
+    """The cell of group @g's run mutants (of those generated)."""
+    return lambda f: ('%d (of %d)' % (f[g]['ran'], f[g]['generated'])
+                      if f[g]['present'] else '-')
+
+
+def _count_cell(g: str, key: str) -> Callable[[Dict[str, Any]], str]:
+    """The cell of one count of group @g."""
+    return lambda f: str(f[g][key]) if f[g]['present'] else '-'
+
+
+def _score_cell(g: str) -> Callable[[Dict[str, Any]], str]:
+    """The cell of group @g's score."""
+    return lambda f: ('-' if not f[g]['present'] or f[g]['score'] is None
+                      else '%.1f%%' % f[g]['score'])
+
+
 def figures_md(figs: List[Dict[str, Any]]) -> str:
     """results/figures.md: the headline figures, a column per tree."""
-    rows = [('KUnit cases passed / failed / skipped', lambda f: (
+    Row = Tuple[str, Callable[[Dict[str, Any]], str]]
+    rows: List[Row] = [('KUnit cases passed / failed / skipped', lambda f: (
         '%d / %d / %d' % (f['kunit']['passed'], f['kunit']['failed'],
                           f['kunit']['skipped'])) if f['kunit'] else '-')]
     for g, label in (('catalogue', 'catalogue mutants'),
                      ('generated', 'generated mutants')):
-        rows.append(('%s run (of generated)' % label, lambda f, g=g: (
-            '%d (of %d)' % (f[g]['ran'], f[g]['generated'])
-            if f[g]['present'] else '-')))
+        rows.append(('%s run (of generated)' % label, _ran_cell(g)))
         for key, what in (('killed', 'killed'), ('survived', 'survived'),
                           ('no_coverage', 'of them on lines no test runs'),
                           ('equivalent', 'equivalent'),
                           ('catalogue_errors', 'killed, declared equivalent'),
                           ('nocompile', 'not building'),
                           ('noapply', 'not applying')):
-            rows.append(('%s: %s' % (label, what), lambda f, g=g, k=key: (
-                str(f[g][k]) if f[g]['present'] else '-')))
-        rows.append(('%s: score' % label, lambda f, g=g: (
-            '-' if not f[g]['present'] or f[g]['score'] is None
-            else '%.1f%%' % f[g]['score'])))
+            rows.append(('%s: %s' % (label, what), _count_cell(g, key)))
+        rows.append(('%s: score' % label, _score_cell(g)))
     out = ['# Headline figures', '',
            'Written by `make report` (tools/report.py) from results/; the '
            'same figures as results/index.html and each tree\'s '
@@ -397,8 +410,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                     os.path.join(tree.results, 'report.html'))))
             write_index_all()
         for tree in trees if args.check else []:
-            for what, fn in (('mutation-report.json', check_schema),
-                             ('report.html', check_page)):
+            checks: List[Tuple[str, Callable[[Any], List[str]]]] = [
+                ('mutation-report.json', check_schema),
+                ('report.html', check_page)]
+            for what, fn in checks:
                 problems = fn(tree)
                 bad += bool(problems)
                 print('%s: %s: %s: %s' % (TOOL, tree.name, what,
