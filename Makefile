@@ -15,6 +15,9 @@
 #                mutation-testing-report-schema format and one page per tree,
 #                results/TREE/{mutation-report.json,report.html}, results/index.html
 #   make audit   Coccinelle audit of the pin API's callers: results/TREE/audit.md
+#   make test-kcsan  the suites on a KCSAN kernel: results/TREE/kcsan/
+#   make stress  the race suites with ROUNDS=10000 rounds a race (default):
+#                results/TREE/stress/
 #   make fault   every failure point of every pin path made to fail, on the
 #                normal and the debug kernel: results/TREE/fault.{json,md}
 #   make reviewer the exported series on a fresh tree, run as mm/tests/.kunitconfig
@@ -44,8 +47,9 @@ RUN_ARGS = $(TREE_ARGS) $(FILTER_ARG) \
 	   $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a)) \
 	   $(if $(JOBS),--jobs=$(JOBS))
 
-.PHONY: help deps tree test test-debug check repeat mutants mutants-generated \
-	coverage report audit series reviewer fault clean distclean
+.PHONY: help deps tree test test-debug test-kcsan check repeat mutants \
+	mutants-generated coverage report audit series reviewer fault stress \
+	clean distclean
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -82,6 +86,31 @@ test-debug: deps
 		--build_dir '{build}/kunit-debug-x86_64' \
 		--results '{results}/{tree}/debug' \
 		--timeout 600 $(foreach a,$(DEBUG_KERNEL_ARGS) $(KERNEL_ARGS),--kernel_args=$(a))
+
+# make test-kcsan: the same suites on a KCSAN kernel (kunit/kcsan.config;
+# KCSAN excludes KASAN), in its own checkout and build directory as the
+# debug kernel's are.
+test-kcsan: deps
+	@$(PY) tools/run_suite.py $(TREE_ARGS) $(FILTER_ARG) \
+		$(if $(NO_PREPARE),--no-prepare) \
+		--kunitconfig_add kunit/kcsan.config \
+		--checkout '{build}/linux-kcsan' \
+		--build_dir '{build}/kunit-kcsan-x86_64' \
+		--results '{results}/{tree}/kcsan' \
+		--timeout 1200 $(foreach a,$(KERNEL_ARGS),--kernel_args=$(a))
+
+# make stress: the race suites (gup_pin_race*) with ROUNDS rounds of every
+# race instead of each race's own few, for a developer who wants to
+# hammer a change; results in results/TREE/stress/. FILTER= picks other
+# suites.
+ROUNDS ?= 10000
+
+stress: deps
+	@$(PY) tools/run_suite.py $(TREE_ARGS) \
+		$(if $(FILTER),$(FILTER_ARG),'gup_pin_race*') \
+		--results '{results}/{tree}/stress' \
+		--timeout 1800 \
+		$(foreach a,gup_kunit_race.rounds=$(ROUNDS) $(KERNEL_ARGS),--kernel_args=$(a))
 
 # Steps to leave out of make check (check.py --skip), e.g.
 # CHECK_SKIP='debug genmut'; none by default.
@@ -126,7 +155,7 @@ fault: deps
 
 clean:
 	rm -rf results build/*/kunit-x86_64 build/*/kunit-debug-x86_64 \
-		build/*/linux-debug \
+		build/*/linux-debug build/*/kunit-kcsan-x86_64 build/*/linux-kcsan \
 		build/*/w1-x86_64 build/*/gcov-x86_64 build/*/am-check \
 		build/*/export-am build/*/mutants-ci.cache build/*/genmut-ci.cache \
 		build/*/reviewer

@@ -12,6 +12,7 @@
  *   gup_kunit_umem.c     user memory: mappings, pins, the ways into GUP
  *   gup_kunit_disk.c     files on the ext4 of the virtio disk
  *   gup_kunit_fault.c    fault injection: sweeps of every failure point
+ *   gup_kunit_race.c     races: two operations on two CPUs, round by round
  *
  * gup_kunit_mm.h holds what differs between kernels (how to grab one page,
  * read a pincount, attach a user address space, and, where a kernel needs
@@ -634,6 +635,35 @@ void gup_kunit_fault_expect_restored(struct kunit *test,
 				     const struct gup_kunit_fault_before *b,
 				     unsigned long addr, long npages,
 				     bool anon_exclusive);
+
+/* ------------------------------------------------------------------ */
+/* Races: two operations on two CPUs at once                          */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct gup_kunit_race - a pairing of two operations that race.
+ * @name: its name, in the report line.
+ * @prepare: NULL, or what to set up before each round, in the case's
+ *	thread; non-zero (having failed the case) ends the race.
+ * @a: side A, the case's thread on the first CPU: one operation,
+ *	repeated while B runs; 0 or an errno, which ends the race.
+ * @b: side B, a kthread on the second CPU in the case's address space:
+ *	one operation per round; 0 or an errno.
+ * @check: what must hold after a round, whatever the interleaving; false
+ *	(having failed the case) ends the race.
+ * @rounds: the rounds of make test (gup_kunit_race.rounds= overrides).
+ */
+struct gup_kunit_race {
+	const char *name;
+	int (*prepare)(struct kunit *test, void *ctx, int round);
+	int (*a)(void *ctx, int round, unsigned long i);
+	int (*b)(void *ctx, int round);
+	bool (*check)(struct kunit *test, void *ctx, int round);
+	unsigned int rounds;
+};
+
+void gup_kunit_race(struct kunit *test, const struct gup_kunit_race *race,
+		    void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* The per-CPU LRU batches                                             */
