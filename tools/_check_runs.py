@@ -310,6 +310,24 @@ def step_debug(t: Tally, tree: Tree, job: Background) -> None:
           % (tree.name, seconds))
 
 
+def step_kcsan(t: Tally, tree: Tree, args: argparse.Namespace) -> None:
+    """make test-kcsan: every case on the KCSAN kernel (one test per
+    case), from its own checkout of the prepared tree (NO_PREPARE=1, as
+    the debug kernel's); a data race that no case declares benign fails
+    the case it happened in."""
+    cmd = ['make', '-s', '-C', ROOT, 'test-kcsan', 'TREE=' + tree.name,
+           'NO_PREPARE=1']
+    if args.filter:
+        cmd.append('FILTER=' + args.filter)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    add_counted(t, 'kcsan ' + tree.name, 'make test-kcsan TREE=%s'
+                % tree.name, proc.returncode, proc.stdout)
+    print('kcsan %s: built and run in %.0fs'
+          % (tree.name, time.monotonic() - t0))
+
+
 def step_coverage(t: Tally, tree: Tree) -> None:
     """make coverage: gcov of the pin core. Its per-function goal counts
     are information (a documented miss passes the step); the step fails

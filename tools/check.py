@@ -67,6 +67,9 @@ and every line they print names the tree:
             tree (failed by an unresolved site without a current verdict
             in docs/TREE/audit-review.md, or a mismatch that is no known
             bug); the tools step leaves the planted mutants to this step
+  kcsan     `make test-kcsan TREE=TREE`: every KUnit case on the KCSAN
+            kernel (one test per case), from its own checkout of the tree;
+            a data race that no case declares benign fails its case
   report    `make report TREE=TREE` from the results the steps left, then
             results/TREE/mutation-report.json against the JSON schema of
             the installed mutation-testing-report-schema (one test); a
@@ -100,7 +103,7 @@ from _common import (RESULTS, BuildLock, ToolError, Tree,  # noqa: E402
 
 TOOL = 'check'
 STEPS = ['tools', 'mypy', 'apply', 'checkpatch', 'kunit', 'reviewer', 'w1',
-         'matrix', 'mutants', 'genmut', 'debug', 'coverage', 'audit',
+         'matrix', 'mutants', 'genmut', 'debug', 'coverage', 'audit', 'kcsan',
          'report', 'page']
 
 
@@ -135,6 +138,7 @@ def check_tree(t: Tally, tree: Tree,
              ('genmut', lambda: runs.step_genmut(t, tree, state)),
              ('coverage', lambda: runs.step_coverage(t, tree)),
              ('audit', lambda: runs.step_audit(t, tree)),
+             ('kcsan', lambda: runs.step_kcsan(t, tree, args)),
              ('debug', lambda: runs.step_debug(t, tree, jobs.pop('debug'))),
              ('report', lambda: evidence.step_report(t, tree)),
              ('page', lambda: evidence.step_page(t, tree))]

@@ -66,7 +66,10 @@ Console reports (--expect-splats, apply_splats()): a WARNING, BUG, KASAN,
 it, by printing "# CASE: expected report: TEXT" before its result line
 (a parameterised case: among that parameter's lines), or a file line
 "CASE-GLOB TEXT" declares it; a declared TEXT that no report line of the
-case contains fails the case too.
+case contains fails the case too. A benign race that a case may or may
+not meet ("# CASE: may report: TEXT") is allowed and never required; so
+is a report outside every case whose file line has the glob 'console'
+(a race of the boot, before any case).
 
 This is the one parser of the project: run_suite.py runs it on every
 console, and tools/repeat.py, mutate.py, check.py and reviewer.py read its
@@ -139,6 +142,7 @@ CASE_LOG_RE = re.compile(r'^\s+# (\w+): ')
 SKIP_RE = re.compile(r'^SKIP\b\s*(.*)$', re.IGNORECASE)
 SYNTHESIZED_RE = re.compile(r'^(CRASHED|not run)\b:?\s*(.*)$')
 DECLARATION_RE = re.compile(r'^\s*# (\S+): expected report: (.*\S)\s*$')
+MAY_RE = re.compile(r'^\s*# (\S+): may report: (.*\S)\s*$')
 
 
 @dataclass
@@ -502,17 +506,20 @@ def read_splats(path: str) -> list[tuple[str, str]]:
     return out
 
 
-def case_declarations(diagnostics: list[str], case: str) -> list[str]:
+def case_declarations(diagnostics: list[str], case: str,
+                      regex: re.Pattern[str] = DECLARATION_RE) -> list[str]:
     """The report texts that case declares among diagnostics.
 
     A case that provokes a console report on purpose prints, before its
     result line (a parameterised case: among that parameter's lines),
     once per text, the diagnostic "# CASE: expected report: TEXT"
-    (kunit_info()). A line naming another case declares nothing here.
+    (kunit_info()); with regex=MAY_RE, the benign races it may meet,
+    "# CASE: may report: TEXT". A line naming another case declares
+    nothing here.
     """
     found = []
     for line in diagnostics:
-        match = DECLARATION_RE.match(line)
+        match = regex.match(line)
         if match and match.group(1) == case:
             found.append(match.group(2))
     return found
@@ -546,7 +553,8 @@ def _splat_problem(name: str, node: Node, splats: list[str],
     texts = [text for glob, text in declared
              if fnmatch.fnmatchcase(name, glob)]
     texts += case_declarations(node.diagnostics, case)
-    unexpected = [ln for ln in splats if not any(t in ln for t in texts)]
+    allowed = texts + case_declarations(node.diagnostics, case, MAY_RE)
+    unexpected = [ln for ln in splats if not any(t in ln for t in allowed)]
     missing = [t for t in texts if not any(t in ln for ln in splats)]
     if unexpected:
         return f'unexpected console report: {unexpected[0]}'
@@ -565,7 +573,8 @@ def apply_splats(result: Result, text: str,
     a case cannot declare itself). Each report line during a case must
     contain one of its texts, and each text must appear in one of its
     report lines. Splats outside every case (before KUnit, after the
-    last suite) fail a synthesized 'console' entry. Return one line per
+    last suite) fail a synthesized 'console' entry, unless a line of
+    declared with the glob 'console' allows them. Return one line per
     problem.
     """
     problems, attributed = [], []
@@ -581,6 +590,8 @@ def apply_splats(result: Result, text: str,
     for line in attributed:
         if line in outside:
             outside.remove(line)
+    boot = [text for glob, text in declared if glob == 'console']
+    outside = [ln for ln in outside if not any(t in ln for t in boot)]
     if outside and result.found:
         why = f'console report outside any case: {outside[0]}'
         problems.append(f'console: {why}')

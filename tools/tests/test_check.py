@@ -415,7 +415,7 @@ class TreeStepOrder(unittest.TestCase):
                    ('apply', 'checkpatch', 'w1', 'matrix')]
         patches += [mock.patch.object(runs, 'step_' + n, step(n)) for n in
                     ('kunit', 'reviewer', 'mutants', 'genmut', 'coverage',
-                     'audit', 'debug')]
+                     'audit', 'kcsan', 'debug')]
         patches += [mock.patch.object(evidence, 'step_' + n, step(n))
                     for n in ('report', 'page')]
         patches += [
@@ -442,8 +442,8 @@ class TreeStepOrder(unittest.TestCase):
         calls, job = self.run_tree()
         self.assertEqual(calls, ['apply', 'checkpatch', 'kunit', 'reviewer',
                                  'start', 'w1', 'matrix', 'mutants',
-                                 'genmut', 'coverage', 'audit', 'debug',
-                                 'report', 'page'])
+                                 'genmut', 'coverage', 'audit', 'kcsan',
+                                 'debug', 'report', 'page'])
 
     def test_skipping_debug_starts_nothing(self):
         calls, _job = self.run_tree(skip=['debug'])

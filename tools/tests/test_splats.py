@@ -113,6 +113,56 @@ class Splats(unittest.TestCase):
         self.assertEqual(status['gup_pin_warn.warns_on_purpose'], kr.FAILED)
 
 
+RACE = 'BUG: KCSAN: data-race in sanity_check_pinned_pages / shrink_folio_list\n'
+BOOT = 'BUG: KCSAN: data-race in lapic_cal_handler / setup_boot_APIC_clock\n'
+
+
+def may(case, text='BUG: KCSAN: data-race in sanity_check_pinned_pages'):
+    """The diagnostic line with which a case allows a benign race."""
+    return f'    # {case}: may report: {text}\n'
+
+
+class BenignRaces(unittest.TestCase):
+    """A benign race that a case may meet ('# CASE: may report: TEXT') is
+    allowed and never required; a race of the boot is allowed by a file
+    line with the glob 'console'."""
+
+    def test_declared_race_that_appears_passes(self):
+        _r, problems, status = run(declared=[], splat1=RACE,
+                                   decl1=may('warns_on_purpose'))
+        self.assertEqual(problems, [])
+        self.assertEqual(status['gup_pin_warn.warns_on_purpose'], kr.PASSED)
+
+    def test_declared_race_that_does_not_appear_passes(self):
+        _r, problems, status = run(declared=[], splat1='',
+                                   decl1=may('warns_on_purpose'))
+        self.assertEqual(problems, [])
+
+    def test_another_race_fails(self):
+        _r, problems, status = run(
+            declared=[], splat1=RACE,
+            decl1=may('warns_on_purpose', 'data-race in other / thing'))
+        self.assertEqual(status['gup_pin_warn.warns_on_purpose'], kr.FAILED)
+        self.assertIn('unexpected console report: BUG: KCSAN', problems[0])
+
+    def test_allowing_a_race_allows_no_warning(self):
+        _r, problems, status = run(declared=[], splat1=WARN + RACE,
+                                   decl1=may('warns_on_purpose'))
+        self.assertEqual(status['gup_pin_warn.warns_on_purpose'], kr.FAILED)
+
+    def test_boot_race_fails_unless_a_console_line_allows_it(self):
+        _r, problems, _s = run(before=BOOT)
+        self.assertEqual(len(problems), 1)
+        self.assertIn('outside any case: BUG: KCSAN', problems[0])
+        _r, problems, _s = run(declared=DECLARED + [
+            ('console', 'data-race in lapic_cal_handler / setup_boot_APIC')],
+            before=BOOT)
+        self.assertEqual(problems, [])
+        _r, problems, _s = run(declared=DECLARED + [
+            ('console', 'data-race in lapic_cal_handler / setup_boot_APIC')])
+        self.assertEqual(problems, [])
+
+
 class CaseDeclarations(unittest.TestCase):
     """A case declares its reports itself: '# CASE: expected report: TEXT'
     among its own diagnostics, before its result line."""
