@@ -764,7 +764,7 @@ class CheckTrees(FakeTreeCase):
                         GPK_KUNIT=self.kunit)
         skip = []
         for step in ('tools', 'mypy', 'kunit', 'reviewer', 'w1', 'matrix',
-                     'debug', 'coverage', 'audit'):
+                     'debug', 'coverage', 'audit', 'kcsan'):
             skip += ['--skip', step]
         return run_tool([sys.executable, TOOLS / 'check.py'] + skip +
                         list(args), env, timeout=120)
