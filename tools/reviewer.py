@@ -60,6 +60,8 @@ TOOL = 'reviewer'
 DOCUMENTED_SKIPS = {
     'gup_pin_user.pageout_does_not_swap_pinned_anon_page':
         'swap space: a kernel without user space cannot turn it on',
+    'gup_pin_race.pin_during_pageout_keeps_device_writes':
+        'swap space, as gup_pin_user.pageout_does_not_swap_pinned_anon_page',
 }
 RUN_TIMEOUT = 3600
 SPLATS = os.path.join(KUNIT, 'expected-splats')
