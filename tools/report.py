@@ -58,6 +58,10 @@ from _report_html import index_html, page_html  # noqa: E402
 
 TOOL = 'report'
 CATALOGUE, GENERATED = 'mutants.json', 'mutants-generated.json'
+# Where each run's results are, in order of preference: the full run of
+# make mutants (mutants-generated), else make check's CI subset (sample).
+CATALOGUE_FILES = (CATALOGUE, os.path.join('mutants-ci', 'mutants.json'))
+GENERATED_FILES = (GENERATED, 'mutants-generated-ci.json')
 GROUPS = ('catalogue', 'generated', 'all')
 
 
@@ -84,10 +88,19 @@ def read_json(path: str) -> Any:
                                                            None) or e))
 
 
+def source(res: str, names: Tuple[str, ...]) -> str:
+    """The first of names (CATALOGUE_FILES or GENERATED_FILES) that
+    exists under the results directory res, else the first."""
+    for name in names:
+        if os.path.isfile(os.path.join(res, name)):
+            return os.path.join(res, name)
+    return os.path.join(res, names[0])
+
+
 def has_results(tree: Any) -> bool:
-    """Has the tree a mutant run to report?"""
+    """Has the tree a mutant run to report (a full one or CI's)?"""
     return any(os.path.isfile(os.path.join(tree.results, n))
-               for n in (CATALOGUE, GENERATED))
+               for n in CATALOGUE_FILES + GENERATED_FILES)
 
 
 def load(tree: Any) -> Results:
@@ -99,18 +112,19 @@ def load(tree: Any) -> Results:
                         'mutants-generated TREE=%s first'
                         % (display(res), CATALOGUE, GENERATED, tree.name))
     coverage = _scores.read_coverage(res)
-    cat = read_json(os.path.join(res, CATALOGUE))
-    where = display(os.path.join(res, CATALOGUE))
+    cat_path = source(res, CATALOGUE_FILES)
+    gen_path = source(res, GENERATED_FILES)
+    cat = read_json(cat_path)
+    where = display(cat_path)
     if cat is not None and not isinstance(cat, list):
         raise ToolError('%s is not a list of mutants' % where)
-    gen = read_json(os.path.join(res, GENERATED))
+    gen = read_json(gen_path)
     if gen is not None:
-        gen = genmut.recount(gen, coverage, display(os.path.join(res,
-                                                                 GENERATED)))
+        gen = genmut.recount(gen, coverage, display(gen_path))
     outs = {'catalogue': _scores.outcomes(cat or [], coverage, where=where),
             'generated': _scores.outcomes(
                 gen['mutants'] if gen else [], coverage,
-                where=display(os.path.join(res, GENERATED)))}
+                where=display(gen_path))}
     outs['all'] = outs['catalogue'] + outs['generated']
     summary = read_json(os.path.join(res, 'summary.json'))
     return Results(tree, cat, gen, coverage, summary, outs)

@@ -203,6 +203,27 @@ class FakeTree(unittest.TestCase):
         return figs
 
 
+class Sources(FakeTree):
+    """Without a full run, make report reads make check's CI subset:
+    results/TREE/mutants-ci/mutants.json and mutants-generated-ci.json."""
+
+    def test_ci_results_are_read_when_there_is_no_full_run(self):
+        res = Path(self.tree.results)
+        full = rp.figures(rp.load(self.tree))
+        (res / 'mutants-ci').mkdir()
+        (res / 'mutants.json').rename(res / 'mutants-ci' / 'mutants.json')
+        (res / 'mutants-generated.json').rename(
+            res / 'mutants-generated-ci.json')
+        self.assertTrue(rp.has_results(self.tree))
+        self.assertEqual(rp.figures(rp.load(self.tree)), full)
+
+    def test_a_full_run_is_preferred(self):
+        res = Path(self.tree.results)
+        (res / 'mutants-ci').mkdir()
+        self.write(res / 'mutants-ci' / 'mutants.json', [])
+        self.assertEqual(len(rp.load(self.tree).catalogue), 2)
+
+
 @unittest.skipUnless(HAVE_ELEMENTS and HAVE_JS,
                      'the JavaScript of make report is not installed')
 class Report(FakeTree):
