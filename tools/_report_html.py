@@ -107,6 +107,9 @@ def figures_table(figs: Dict[str, Any]) -> str:
                      ('generated', 'generated (make mutants-generated)'),
                      ('all', 'all')):
         t = figs[g]
+        if '-ci' in t.get('source', ''):
+            label = "%s (make check's CI %s)" % (
+                g, 'subset' if g == 'catalogue' else 'sample')
         if not t['present']:
             out.append('<tr><td>%s</td><td colspan="%d" class="missing">'
                        'no run in results/</td></tr>'

@@ -73,6 +73,7 @@ class Results(NamedTuple):
     coverage: Optional[_scores.Coverage]
     summary: Optional[Dict[str, Any]]             # KUnit summary.json
     outcomes: Dict[str, List[_scores.Outcome]]    # per group
+    sources: Dict[str, str]                       # per group: its file
 
 
 def read_json(path: str) -> Any:
@@ -127,7 +128,9 @@ def load(tree: Any) -> Results:
                 where=display(gen_path))}
     outs['all'] = outs['catalogue'] + outs['generated']
     summary = read_json(os.path.join(res, 'summary.json'))
-    return Results(tree, cat, gen, coverage, summary, outs)
+    sources = {'catalogue': os.path.relpath(cat_path, res),
+               'generated': os.path.relpath(gen_path, res)}
+    return Results(tree, cat, gen, coverage, summary, outs, sources)
 
 
 def figures(r: Results) -> Dict[str, Any]:
@@ -147,6 +150,7 @@ def figures(r: Results) -> Dict[str, Any]:
         t['present'] = bool(r.catalogue is not None if g == 'catalogue'
                             else r.generated is not None if g == 'generated'
                             else True)
+        t['source'] = r.sources.get(g, '')
         out[g] = t
     out['kunit'] = kunit_figures(r.summary)
     return out

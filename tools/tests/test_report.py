@@ -215,7 +215,17 @@ class Sources(FakeTree):
         (res / 'mutants-generated.json').rename(
             res / 'mutants-generated-ci.json')
         self.assertTrue(rp.has_results(self.tree))
-        self.assertEqual(rp.figures(rp.load(self.tree)), full)
+        ci = rp.figures(rp.load(self.tree))
+        table = sys.modules['_report_html'].figures_table(ci)
+        self.assertIn("catalogue (make check&#x27;s CI subset)", table)
+        self.assertIn("generated (make check&#x27;s CI sample)", table)
+        self.assertEqual(ci['catalogue'].pop('source'),
+                         os.path.join('mutants-ci', 'mutants.json'))
+        self.assertEqual(ci['generated'].pop('source'),
+                         'mutants-generated-ci.json')
+        for g in ('catalogue', 'generated'):
+            full[g].pop('source')
+        self.assertEqual(ci, full)
 
     def test_a_full_run_is_preferred(self):
         res = Path(self.tree.results)
