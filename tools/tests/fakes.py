@@ -6,13 +6,39 @@ tools run against temporary directories (GPK_BUILD, GPK_RESULTS,
 GPK_SRC_DIR, GPK_PATCHES, GPK_KUNIT) with stubs first on PATH.
 """
 
+import atexit
+import gzip
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent.parent
+
+
+KTAP_STORED = Path(__file__).resolve().parent / 'fixtures' / 'ktap'
+_ktap_dir = []
+
+
+def ktap_fixtures():
+    """The directory of the real console logs of fixtures/ktap/, as the
+    tools read them: they are stored gzipped (NAME.log.gz, whole and
+    unedited) to keep the repository small, and unpacked once per
+    process into a temporary directory, beside the other fixture files."""
+    if not _ktap_dir:
+        tmp = Path(tempfile.mkdtemp(prefix='gpk-ktap-'))
+        atexit.register(shutil.rmtree, tmp, True)
+        for path in KTAP_STORED.iterdir():
+            if path.name.endswith('.gz'):
+                with gzip.open(path, 'rb') as f:
+                    (tmp / path.name[:-3]).write_bytes(f.read())
+            else:
+                shutil.copyfile(path, tmp / path.name)
+        _ktap_dir.append(tmp)
+    return _ktap_dir[0]
 
 
 def load_tool(name):

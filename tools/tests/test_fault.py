@@ -21,7 +21,9 @@ sys.path.insert(0, str(HERE.parent))
 import fault  # noqa: E402
 import ktap_report  # noqa: E402
 
-FIXTURE = HERE / 'fixtures' / 'ktap' / '6.1-fault.log'
+from tests import fakes  # noqa: E402
+
+FIXTURE = fakes.ktap_fixtures() / '6.1-fault.log'
 ANON = 'pin_user_pages, anon'
 
 

@@ -18,9 +18,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from tests import fakes  # noqa: E402
+
 # Real console logs of both trees, named TREE-WHAT.log: see the README
-# there for how each was captured.
-KTAP_FIXTURES = HERE / 'fixtures' / 'ktap'
+# of fixtures/ktap/ for how each was captured.
+KTAP_FIXTURES = fakes.ktap_fixtures()
 SCRIPT = HERE.parent / 'ktap_report.py'
 PROVE = shutil.which('prove')
 TREES = ('6.1', '6.12')

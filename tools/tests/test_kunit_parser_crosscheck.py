@@ -40,7 +40,9 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 import ktap_report as kr  # noqa: E402
 
-KTAP_FIXTURES = HERE / 'fixtures' / 'ktap'
+from tests import fakes  # noqa: E402
+
+KTAP_FIXTURES = fakes.ktap_fixtures()
 BUILD = Path(os.environ.get('GPK_BUILD', ROOT / 'build'))
 KUNIT_STATUS = {'SUCCESS': kr.PASSED, 'FAILURE': kr.FAILED,
                 'SKIPPED': kr.SKIPPED, 'TEST_CRASHED': kr.CRASHED}

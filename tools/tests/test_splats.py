@@ -288,7 +288,10 @@ ok 1 gup_pin_warn
 """
 
 
-KTAP = os.path.join(HERE, 'fixtures', 'ktap')
+sys.path.insert(0, os.path.dirname(HERE))
+from tests import fakes  # noqa: E402
+
+KTAP = str(fakes.ktap_fixtures())
 
 
 def real(name, declared=()):
