@@ -491,6 +491,29 @@ class StepReport(unittest.TestCase):
         self.assertIn('does not exist', t.failures[0])
 
 
+class StepKcsan(unittest.TestCase):
+    """The kcsan step: make test-kcsan of the tree, from the prepared
+    tree (NO_PREPARE=1), one test per case from its last line."""
+
+    def test_it_runs_make_test_kcsan_and_counts_its_cases(self):
+        calls = []
+
+        def fake(cmd, **kw):
+            calls.append(cmd)
+            return mock.Mock(returncode=1, stdout='FAILED s.c: KCSAN\n'
+                             '3 passed, 1 failed, 0 skipped\n')
+        tree = mock.Mock()
+        tree.name = '6.12'
+        t = check.Tally()
+        with mock.patch.object(runs.subprocess, 'run', fake), \
+                contextlib.redirect_stdout(io.StringIO()):
+            runs.step_kcsan(t, tree, mock.Mock(filter='gup_pin_race*'))
+        self.assertEqual(calls, [['make', '-s', '-C', str(runs.ROOT),
+                                  'test-kcsan', 'TREE=6.12', 'NO_PREPARE=1',
+                                  'FILTER=gup_pin_race*']])
+        self.assertEqual((t.passed, t.failed, t.skipped), (3, 1, 0))
+
+
 class StepReviewer(unittest.TestCase):
     """The reviewer step: a bare boot of the make test kernel, judged by
     tools/reviewer.py's verdict, and make test's own skips."""

@@ -138,6 +138,21 @@ class Verdict(unittest.TestCase):
                                 documented=True)
         self.assertEqual(out['problems'], [])
 
+    def test_the_documented_run_may_skip_the_pageout_race(self):
+        text = ('KTAP version 1\n1..1\n    KTAP version 1\n'
+                '    # Subtest: gup_pin_race\n    1..1\n'
+                '        KTAP version 1\n'
+                '        # Subtest: pin_during_pageout_keeps_device_writes\n'
+                '        1..2\n'
+                '        ok 1 GUP-fast # SKIP needs swap space\n'
+                '        ok 2 slow path # SKIP needs swap space\n'
+                '    ok 1 pin_during_pageout_keeps_device_writes\n'
+                'ok 1 gup_pin_race\n')
+        out = reviewer.evaluate(ktap_report.parse_log(text), documented(),
+                                documented=True)
+        self.assertEqual(out['skipped'], 2)
+        self.assertEqual(out['problems'], [])
+
     def test_a_failure_or_a_crash_fails(self):
         d = documented()
         out = reviewer.evaluate(self.result(['not ok 1 a']), d)
